@@ -1,0 +1,113 @@
+/**
+ * Every permission, named `resource.action`. Key scopes are drawn from this same catalogue, so a
+ * scope and a permission are one thing: a key's effective permissions are what its role and kind
+ * allow, narrowed to its scopes.
+ */
+export const PERMISSIONS = [
+  // Organisation
+  'organisation.read',
+  'organisation.update',
+  'security_settings.read',
+  'security_settings.update',
+  'users.list',
+  'users.read',
+  'users.update',
+  'users.delete',
+  'invites.create',
+  'invites.list',
+  'invites.read',
+  'invites.delete',
+  'invites.resend',
+  'audit_logs.list',
+  'admin_api_keys.manage',
+  // Workspaces
+  'workspaces.create',
+  'workspaces.list',
+  'workspaces.read',
+  'workspaces.update',
+  'workspaces.delete',
+  'workspace_members.create',
+  'workspace_members.list',
+  'workspace_members.read',
+  'workspace_members.update',
+  'workspace_members.delete',
+  // API keys (workspace keys; admin keys additionally need admin_api_keys.manage)
+  'api_keys.create',
+  'api_keys.list',
+  'api_keys.read',
+  'api_keys.update',
+  'api_keys.delete',
+  'api_keys.rotate',
+  // Gateway resources
+  'configs.create',
+  'configs.list',
+  'configs.read',
+  'configs.update',
+  'configs.delete',
+  'integrations.create',
+  'integrations.list',
+  'integrations.read',
+  'integrations.update',
+  'integrations.delete',
+  'providers.create',
+  'providers.list',
+  'providers.read',
+  'providers.update',
+  'providers.delete',
+  'virtual_keys.create',
+  'virtual_keys.list',
+  'virtual_keys.read',
+  'virtual_keys.update',
+  'virtual_keys.delete',
+  'secret_references.create',
+  'secret_references.list',
+  'secret_references.read',
+  'secret_references.update',
+  'secret_references.delete',
+  'model_pricing.read',
+  'policies.create',
+  'policies.list',
+  'policies.read',
+  'policies.update',
+  'policies.delete',
+  'guardrails.create',
+  'guardrails.list',
+  'guardrails.read',
+  'guardrails.update',
+  'guardrails.delete',
+  'prompts.create',
+  'prompts.list',
+  'prompts.read',
+  'prompts.update',
+  'prompts.delete',
+  'prompts.render',
+  'mcp.create',
+  'mcp.list',
+  'mcp.read',
+  'mcp.update',
+  'mcp.delete',
+  'mcp.invoke',
+  'deployments.create',
+  'deployments.list',
+  'deployments.read',
+  'deployments.update',
+  'deployments.delete',
+  // Observability
+  'logs.list',
+  'logs.view',
+  'logs.export',
+  'logs.write',
+  'analytics.view',
+  'feedback.create',
+  'feedback.update',
+  // Data plane
+  'completions.write',
+] as const;
+
+export type Permission = (typeof PERMISSIONS)[number];
+
+const PERMISSION_SET: ReadonlySet<string> = new Set(PERMISSIONS);
+
+export function isPermission(value: string): value is Permission {
+  return PERMISSION_SET.has(value);
+}

@@ -1,0 +1,3 @@
+export * from './audit.interceptor';
+export * from './audit.module';
+export * from './audit.service';

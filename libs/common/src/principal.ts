@@ -1,0 +1,33 @@
+/**
+ * Who is calling, resolved once at authentication and cached with the key. The guard then only
+ * does set lookups; services use the ids for row-level checks.
+ */
+export type ApiKeyType =
+  'organisation-service' | 'organisation-user' | 'workspace-service' | 'workspace-user';
+export type OrganisationRole = 'owner' | 'admin' | 'member';
+export type WorkspaceRole = 'admin' | 'manager' | 'member';
+
+export interface Principal {
+  organisationId: string;
+  /** Present for API-key authentication. */
+  apiKey?: {
+    id: string;
+    type: ApiKeyType;
+    scopes: readonly string[];
+    defaults: {
+      metadata?: Record<string, unknown>;
+      config_id?: string;
+      allow_config_override?: boolean;
+    } | null;
+  };
+  /** The human behind a user key (or a JWT). */
+  user?: { id: string; email: string; role: OrganisationRole };
+  /** Set for workspace keys: the one workspace they act in. Null for organisation-wide principals. */
+  workspaceId: string | null;
+  /** The user's role in `workspaceId`, for workspace user keys. */
+  workspaceRole: WorkspaceRole | null;
+  /** True for principals with organisation-wide reach (admin keys, owners, admins). */
+  organisationWide: boolean;
+  /** Effective permissions: role matrix ∩ capability matrix ∩ key scopes. */
+  permissions: ReadonlySet<string>;
+}

@@ -1,0 +1,5 @@
+export * from './columns';
+export * from './data-source-options';
+export * from './database.module';
+export * from './file-lock';
+export * from './lock.service';

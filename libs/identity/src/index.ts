@@ -1,0 +1,12 @@
+export * from './dto/user.dto';
+export type { RateLimitSpec, UsageLimitSpec, WorkspaceStatus } from './entities/workspace.entity';
+export * from './identity-lookup.service';
+export * from './identity-setup.service';
+export * from './identity.errors';
+export * from './identity.module';
+export * from './invites.service';
+export * from './members.service';
+export * from './security-settings';
+export * from './security-settings.service';
+export * from './users.service';
+export * from './workspaces.service';

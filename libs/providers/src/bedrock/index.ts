@@ -1,0 +1,1 @@
+export { bedrockAdapter } from './bedrock.adapter';

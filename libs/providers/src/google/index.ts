@@ -1,0 +1,2 @@
+export { googleAdapter } from './gemini.adapter';
+export { vertexAdapter } from './vertex.adapter';

@@ -1,0 +1,306 @@
+import type { GatewayRoute } from '../types';
+import type { OpenAiCompatibleProvider } from './openai-compatible.adapter';
+import { jinaStyleRerank, mistralFillInTheMiddle, nomicEmbeddings, voyageRerank } from './route-translations';
+
+/**
+ * The OpenAI-compatible family: providers whose API follows the OpenAI wire format, so one
+ * factory serves them all. Base URLs are the ones each provider documents for OpenAI clients.
+ * Routes list only what the provider documents in the OpenAI shape.
+ */
+
+const CHAT: GatewayRoute[] = ['chat.completions'];
+const CHAT_MODELS: GatewayRoute[] = ['chat.completions', 'models.list'];
+const CHAT_TEXT_MODELS: GatewayRoute[] = ['chat.completions', 'completions', 'models.list'];
+const CHAT_TEXT_EMBED_MODELS: GatewayRoute[] = [
+  'chat.completions',
+  'completions',
+  'embeddings',
+  'models.list',
+];
+
+export const OPENAI_COMPATIBLE_PROVIDERS: readonly OpenAiCompatibleProvider[] = [
+  {
+    id: 'groq',
+    displayName: 'Groq',
+    baseUrl: 'https://api.groq.com/openai/v1',
+    routes: [
+      'chat.completions',
+      'responses',
+      'audio.transcriptions',
+      'audio.translations',
+      'audio.speech',
+      'models.list',
+      'models.retrieve',
+    ],
+  },
+  {
+    id: 'together-ai',
+    displayName: 'Together AI',
+    baseUrl: 'https://api.together.ai/v1',
+    routes: [
+      'chat.completions',
+      'completions',
+      'embeddings',
+      'images.generations',
+      'audio.speech',
+      'audio.transcriptions',
+      'audio.translations',
+      'rerank',
+      'models.list',
+    ],
+    translations: { rerank: jinaStyleRerank('together-ai') },
+  },
+  {
+    id: 'fireworks-ai',
+    displayName: 'Fireworks AI',
+    baseUrl: 'https://api.fireworks.ai/inference/v1',
+    routes: CHAT_TEXT_EMBED_MODELS,
+  },
+  {
+    id: 'deepseek',
+    displayName: 'DeepSeek',
+    baseUrl: 'https://api.deepseek.com',
+    routes: CHAT_MODELS,
+  },
+  {
+    id: 'x-ai',
+    displayName: 'xAI',
+    baseUrl: 'https://api.x.ai/v1',
+    routes: ['chat.completions', 'responses', 'images.generations', 'models.list', 'models.retrieve'],
+  },
+  {
+    id: 'perplexity-ai',
+    displayName: 'Perplexity',
+    baseUrl: 'https://api.perplexity.ai',
+    routes: CHAT,
+  },
+  {
+    id: 'openrouter',
+    displayName: 'OpenRouter',
+    baseUrl: 'https://openrouter.ai/api/v1',
+    routes: CHAT_TEXT_MODELS,
+  },
+  {
+    id: 'deepinfra',
+    displayName: 'DeepInfra',
+    baseUrl: 'https://api.deepinfra.com/v1/openai',
+    routes: CHAT_TEXT_EMBED_MODELS,
+  },
+  {
+    id: 'cerebras',
+    displayName: 'Cerebras',
+    baseUrl: 'https://api.cerebras.ai/v1',
+    routes: CHAT_TEXT_MODELS,
+  },
+  {
+    id: 'ollama',
+    displayName: 'Ollama',
+    baseUrl: 'http://localhost:11434/v1',
+    routes: ['chat.completions', 'completions', 'embeddings', 'models.list', 'models.retrieve'],
+    apiKeyOptional: true,
+    note: 'Self-hosted: pass the server address as the custom host when it is not on localhost.',
+  },
+  {
+    id: 'vllm',
+    displayName: 'vLLM',
+    baseUrl: 'http://localhost:8000/v1',
+    routes: [
+      'chat.completions',
+      'completions',
+      'embeddings',
+      'audio.transcriptions',
+      'rerank',
+      'models.list',
+    ],
+    apiKeyOptional: true,
+    translations: { rerank: jinaStyleRerank('vllm') },
+    note: 'Self-hosted: pass the server address as the custom host when it is not on localhost.',
+  },
+  {
+    id: 'lm-studio',
+    displayName: 'LM Studio',
+    baseUrl: 'http://localhost:1234/v1',
+    routes: CHAT_TEXT_EMBED_MODELS,
+    apiKeyOptional: true,
+    note: 'Self-hosted: pass the server address as the custom host when it is not on localhost.',
+  },
+  {
+    id: 'nvidia-nim',
+    displayName: 'NVIDIA NIM',
+    baseUrl: 'https://integrate.api.nvidia.com/v1',
+    routes: CHAT_TEXT_EMBED_MODELS,
+    note: 'Self-hosted NIM containers take their address as the custom host.',
+  },
+  {
+    id: 'sambanova',
+    displayName: 'SambaNova',
+    baseUrl: 'https://api.sambanova.ai/v1',
+    routes: ['chat.completions', 'embeddings', 'models.list'],
+  },
+  {
+    id: 'hyperbolic',
+    displayName: 'Hyperbolic',
+    baseUrl: 'https://api.hyperbolic.xyz/v1',
+    routes: CHAT_TEXT_MODELS,
+  },
+  {
+    id: 'novita-ai',
+    displayName: 'Novita AI',
+    baseUrl: 'https://api.novita.ai/openai',
+    routes: CHAT_TEXT_EMBED_MODELS,
+  },
+  {
+    id: 'nebius',
+    displayName: 'Nebius Token Factory',
+    baseUrl: 'https://api.tokenfactory.nebius.com/v1',
+    routes: CHAT_TEXT_EMBED_MODELS,
+  },
+  {
+    id: 'moonshot',
+    displayName: 'Moonshot AI',
+    baseUrl: 'https://api.moonshot.ai/v1',
+    routes: CHAT_MODELS,
+    note: 'Mainland China accounts use https://api.moonshot.cn/v1 as the custom host.',
+  },
+  {
+    id: 'zhipu',
+    displayName: 'Zhipu AI',
+    baseUrl: 'https://open.bigmodel.cn/api/paas/v4',
+    routes: ['chat.completions', 'embeddings'],
+  },
+  {
+    id: 'dashscope',
+    displayName: 'Alibaba Cloud Model Studio (DashScope)',
+    baseUrl: 'https://dashscope-intl.aliyuncs.com/compatible-mode/v1',
+    routes: ['chat.completions', 'embeddings'],
+    note: 'International endpoint; the Beijing region is https://dashscope.aliyuncs.com/compatible-mode/v1.',
+  },
+  {
+    id: 'hugging-face',
+    displayName: 'Hugging Face Inference Providers',
+    baseUrl: 'https://router.huggingface.co/v1',
+    routes: CHAT_MODELS,
+  },
+  {
+    id: 'anyscale',
+    displayName: 'Anyscale Endpoints',
+    baseUrl: 'https://api.endpoints.anyscale.com/v1',
+    routes: ['chat.completions', 'completions', 'embeddings'],
+    note: 'Anyscale retired its public endpoints; kept for private deployments reached by custom host.',
+  },
+  {
+    id: 'lambda',
+    displayName: 'Lambda',
+    baseUrl: 'https://api.lambda.ai/v1',
+    routes: CHAT_TEXT_MODELS,
+    note: 'Lambda announced the sunset of its public inference API.',
+  },
+  {
+    id: 'lepton',
+    displayName: 'Lepton AI',
+    baseUrl: 'https://{deployment}.lepton.run/api/v1',
+    routes: ['chat.completions', 'completions'],
+    requiresCustomHost: true,
+    note: 'Each Lepton deployment has its own host: pass https://<deployment>.lepton.run/api/v1.',
+  },
+  {
+    id: 'mistral-ai',
+    displayName: 'Mistral AI',
+    baseUrl: 'https://api.mistral.ai/v1',
+    routes: ['chat.completions', 'completions', 'embeddings', 'models.list', 'models.retrieve'],
+    translations: { completions: mistralFillInTheMiddle },
+  },
+  {
+    id: 'ai21',
+    displayName: 'AI21 Labs',
+    baseUrl: 'https://api.ai21.com/studio/v1',
+    routes: CHAT,
+  },
+  {
+    id: 'nscale',
+    displayName: 'Nscale',
+    baseUrl: 'https://inference.api.nscale.com/v1',
+    routes: ['chat.completions', 'images.generations', 'models.list'],
+  },
+  {
+    id: 'inference-net',
+    displayName: 'Inference.net',
+    baseUrl: 'https://api.inference.net/v1',
+    routes: CHAT_MODELS,
+  },
+  {
+    id: 'featherless-ai',
+    displayName: 'Featherless AI',
+    baseUrl: 'https://api.featherless.ai/v1',
+    routes: CHAT_TEXT_MODELS,
+  },
+  {
+    id: 'github',
+    displayName: 'GitHub Models',
+    baseUrl: 'https://models.github.ai/inference',
+    routes: ['chat.completions', 'embeddings'],
+  },
+  {
+    id: 'workers-ai',
+    displayName: 'Cloudflare Workers AI',
+    baseUrl: 'https://api.cloudflare.com/client/v4/accounts/{account_id}/ai/v1',
+    routes: ['chat.completions', 'embeddings'],
+    requiresCustomHost: true,
+    note: 'The host holds the account id: pass https://api.cloudflare.com/client/v4/accounts/<account_id>/ai/v1.',
+  },
+  {
+    id: 'siliconflow',
+    displayName: 'SiliconFlow',
+    baseUrl: 'https://api.siliconflow.com/v1',
+    routes: ['chat.completions', 'embeddings', 'images.generations', 'rerank', 'models.list'],
+    translations: { rerank: jinaStyleRerank('siliconflow') },
+    note: 'Mainland China accounts use https://api.siliconflow.cn/v1 as the custom host.',
+  },
+  {
+    id: 'predibase',
+    displayName: 'Predibase',
+    baseUrl: 'https://serving.app.predibase.com/{tenant}/deployments/v2/llms/{deployment}/v1',
+    routes: ['chat.completions', 'completions'],
+    requiresCustomHost: true,
+    note: 'The host holds the tenant and deployment: pass the deployment base URL ending in /v1.',
+  },
+  {
+    id: 'upstage',
+    displayName: 'Upstage',
+    baseUrl: 'https://api.upstage.ai/v1',
+    routes: ['chat.completions', 'embeddings'],
+  },
+  {
+    id: 'reka-ai',
+    displayName: 'Reka',
+    baseUrl: 'https://api.reka.ai/v1',
+    routes: ['chat.completions', 'responses', 'models.list'],
+  },
+  {
+    id: 'voyage',
+    displayName: 'Voyage AI',
+    baseUrl: 'https://api.voyageai.com/v1',
+    routes: ['embeddings', 'rerank'],
+    translations: { rerank: voyageRerank },
+  },
+  {
+    id: 'jina',
+    displayName: 'Jina AI',
+    baseUrl: 'https://api.jina.ai/v1',
+    routes: ['embeddings', 'rerank'],
+    translations: { rerank: jinaStyleRerank('jina') },
+  },
+  {
+    id: 'nomic',
+    displayName: 'Nomic',
+    baseUrl: 'https://api-atlas.nomic.ai/v1',
+    routes: ['embeddings'],
+    translations: { embeddings: nomicEmbeddings },
+  },
+  {
+    id: 'lemonfox-ai',
+    displayName: 'Lemonfox.ai',
+    baseUrl: 'https://api.lemonfox.ai/v1',
+    routes: ['chat.completions', 'images.generations', 'audio.transcriptions', 'audio.speech'],
+  },
+];

@@ -1,0 +1,633 @@
+'use strict';
+/**
+ * Switchboard data-plane benchmark. Starts, on 127.0.0.1: a mock OpenAI upstream and the floor
+ * proxy (each in its own process), and the gateway (see gateway-target.js); then measures the
+ * upstream called directly, the floor and the gateway with the same load, one after the other:
+ *
+ *   1. saturated JSON throughput and latency (autocannon, closed loop, ~50 connections);
+ *   2. JSON latency at a fixed rate (our open-loop client: requests leave on a uniform schedule);
+ *   3. the same at the same rate through autocannon `overallRate`, for comparison;
+ *   4. stream time to first byte at a fixed rate (open-loop client);
+ *   and the RSS of the process under test, sampled from /proc during its runs.
+ *
+ * Usage: node bench/run.js [--quick] [--duration <s>] [--rate <req/s>] [--connections <n>] [--no-gateway]
+ * See bench/README.md for what the figures mean.
+ */
+const { fork } = require('node:child_process');
+const fs = require('node:fs');
+const os = require('node:os');
+const path = require('node:path');
+const { parseArgs } = require('node:util');
+const autocannon = require('autocannon');
+const { Pool } = require('undici');
+const { startGateway } = require('./gateway-target');
+
+const ROUTE = '/v1/chat/completions';
+const JSON_BODY = JSON.stringify({
+  model: 'gpt-4o-mini',
+  messages: [
+    { role: 'system', content: 'You are a helpful assistant.' },
+    { role: 'user', content: 'Hello, how are you today?' },
+  ],
+  temperature: 0.7,
+});
+const STREAM_BODY = JSON.stringify({ ...JSON.parse(JSON_BODY), stream: true });
+/** Latency samples kept per run; beyond it the run still counts requests but stops sampling. */
+const MAX_SAMPLES = 2_000_000;
+const CHILD_READY_TIMEOUT_MS = 10_000;
+
+/** Targets from issue 3, checked against the gateway's figures. */
+const TARGETS = {
+  addedP50Ms: 0.5,
+  addedP99Ms: 2,
+  addedTtfbMs: 0.5,
+  throughputRps: 5000,
+  rssMb: 200,
+};
+
+// ---------------------------------------------------------------------------------------------
+// Process hygiene: every child is tracked and killed on exit, on signals and on errors.
+
+const children = new Set();
+
+function track(child) {
+  children.add(child);
+  child.once('exit', () => children.delete(child));
+  return child;
+}
+
+function killAll(signal = 'SIGTERM') {
+  for (const child of children) {
+    try {
+      child.kill(signal);
+    } catch {
+      // Already gone.
+    }
+  }
+}
+
+async function stopAll() {
+  const waiting = [...children].map(
+    (child) =>
+      new Promise((resolve) => {
+        if (child.exitCode !== null || child.signalCode !== null) return resolve();
+        const timer = setTimeout(() => child.kill('SIGKILL'), 3_000);
+        child.once('exit', () => {
+          clearTimeout(timer);
+          resolve();
+        });
+      }),
+  );
+  killAll('SIGTERM');
+  await Promise.all(waiting);
+}
+
+process.on('exit', () => killAll('SIGKILL'));
+for (const signal of ['SIGINT', 'SIGTERM']) {
+  process.on(signal, () => {
+    console.error(`\nbench: ${signal}, stopping children`);
+    killAll('SIGKILL');
+    process.exit(130);
+  });
+}
+
+function forkReady(script, env) {
+  const child = track(
+    fork(path.join(__dirname, script), [], {
+      env: { ...process.env, ...env },
+      stdio: ['ignore', 'inherit', 'inherit', 'ipc'],
+    }),
+  );
+  return new Promise((resolve, reject) => {
+    const timer = setTimeout(
+      () => reject(new Error(`${script} not ready in ${CHILD_READY_TIMEOUT_MS} ms`)),
+      CHILD_READY_TIMEOUT_MS,
+    );
+    child.once('message', (message) => {
+      clearTimeout(timer);
+      if (message && message.type === 'ready') resolve({ child, url: `http://127.0.0.1:${message.port}` });
+      else reject(new Error(`${script}: unexpected message ${JSON.stringify(message)}`));
+    });
+    child.once('exit', (code) => {
+      clearTimeout(timer);
+      reject(new Error(`${script} exited with code ${code}`));
+    });
+  });
+}
+
+// ---------------------------------------------------------------------------------------------
+// Statistics.
+
+/** Nearest-rank percentile of a sorted sample. */
+function percentile(sorted, q) {
+  if (sorted.length === 0) return NaN;
+  return sorted[Math.min(sorted.length - 1, Math.max(0, Math.ceil(q * sorted.length) - 1))];
+}
+
+function summarize(samples, count = samples.length) {
+  const sorted = Float64Array.from(
+    samples.subarray ? samples.subarray(0, count) : samples.slice(0, count),
+  ).sort();
+  return {
+    samples: sorted.length,
+    p50: round(percentile(sorted, 0.5)),
+    p90: round(percentile(sorted, 0.9)),
+    p99: round(percentile(sorted, 0.99)),
+    max: round(sorted[sorted.length - 1]),
+  };
+}
+
+function round(value, digits = 3) {
+  return Number.isFinite(value) ? Number(value.toFixed(digits)) : null;
+}
+
+/** Samples VmRSS of a process from /proc every `everyMs` until stopped. */
+function rssSampler(pid, everyMs = 250) {
+  const values = [];
+  const read = () => {
+    try {
+      const status = fs.readFileSync(`/proc/${pid}/status`, 'utf8');
+      const match = /VmRSS:\s+(\d+) kB/.exec(status);
+      if (match && values.length < 100_000) values.push(Number(match[1]) / 1024);
+    } catch {
+      // Process gone or /proc unavailable: no sample.
+    }
+  };
+  read();
+  const timer = setInterval(read, everyMs);
+  return () => {
+    clearInterval(timer);
+    read();
+    if (values.length === 0) return null;
+    return {
+      samples: values.length,
+      firstMb: round(values[0], 1),
+      lastMb: round(values[values.length - 1], 1),
+      maxMb: round(Math.max(...values), 1),
+    };
+  };
+}
+
+// ---------------------------------------------------------------------------------------------
+// Load.
+
+function requestHeaders(target) {
+  return { 'content-type': 'application/json', ...target.headers };
+}
+
+/** Closed-loop load with autocannon; latencies are taken from its per-response event in float ms. */
+function runAutocannon(target, { connections, durationS, overallRate, body = JSON_BODY }) {
+  return new Promise((resolve, reject) => {
+    const latencies = new Float64Array(
+      Math.min(MAX_SAMPLES, Math.ceil((overallRate ?? 50_000) * durationS * 1.2) + 1000),
+    );
+    let count = 0;
+    const instance = autocannon(
+      {
+        url: `${target.url}${ROUTE}`,
+        method: 'POST',
+        headers: requestHeaders(target),
+        body,
+        connections,
+        duration: durationS,
+        pipelining: 1,
+        timeout: 10,
+        ...(overallRate ? { overallRate } : {}),
+      },
+      (error, result) => {
+        if (error) return reject(error);
+        const latency = summarize(latencies, count);
+        resolve({
+          requestsPerSecond: round(result.requests.average, 1),
+          totalRequests: result.requests.total,
+          non2xx: result.non2xx,
+          errors: result.errors,
+          timeouts: result.timeouts,
+          latencyMs: latency,
+        });
+      },
+    );
+    // autocannon's own histogram has 1 ms resolution; sub-millisecond differences need the raw times.
+    instance.on('response', (_client, statusCode, _bytes, responseTimeMs) => {
+      if (statusCode >= 200 && statusCode < 300 && count < latencies.length)
+        latencies[count++] = responseTimeMs;
+    });
+  });
+}
+
+/**
+ * Open-loop fixed-rate client: request i leaves at start + i/rate whether or not earlier ones have
+ * answered, so a slow answer cannot delay the next send (no coordinated omission). Records the time
+ * to the first body byte and to the end of the body, from the moment the request is sent.
+ */
+async function runFixedRate(target, { rate, durationS, body, maxInFlight = 512 }) {
+  const pool = new Pool(target.url, { connections: 128, pipelining: 1, keepAliveTimeout: 30_000 });
+  const total = Math.max(1, Math.round(rate * durationS));
+  const ttfb = new Float64Array(total);
+  const latency = new Float64Array(total);
+  const headers = requestHeaders(target);
+  const interval = 1000 / rate;
+  let ok = 0;
+  let failed = 0;
+  let skipped = 0;
+  let inFlight = 0;
+  let maxLagMs = 0;
+  let firstError;
+
+  const one = async () => {
+    const sentAt = performance.now();
+    try {
+      const response = await pool.request({ path: ROUTE, method: 'POST', headers, body });
+      let firstByteAt = -1;
+      for await (const _chunk of response.body) {
+        if (firstByteAt < 0) firstByteAt = performance.now();
+      }
+      const endAt = performance.now();
+      if (response.statusCode >= 200 && response.statusCode < 300 && firstByteAt >= 0) {
+        ttfb[ok] = firstByteAt - sentAt;
+        latency[ok] = endAt - sentAt;
+        ok++;
+      } else {
+        failed++;
+        firstError ??= `HTTP ${response.statusCode}`;
+      }
+    } catch (error) {
+      failed++;
+      firstError ??= error.message;
+    } finally {
+      inFlight--;
+    }
+  };
+
+  const start = performance.now();
+  const deadline = start + durationS * 1000 + 15_000;
+  let sent = 0;
+  while (sent < total && performance.now() < deadline) {
+    const now = performance.now();
+    const due = Math.min(total, Math.floor((now - start) / interval) + 1);
+    while (sent < due) {
+      maxLagMs = Math.max(maxLagMs, now - (start + sent * interval));
+      sent++;
+      // Past this bound the target is overloaded; count the miss rather than queue without limit.
+      if (inFlight >= maxInFlight) {
+        skipped++;
+        continue;
+      }
+      inFlight++;
+      void one();
+    }
+    const wait = start + sent * interval - performance.now();
+    await new Promise((resolve) => setTimeout(resolve, Math.max(0, wait)));
+  }
+  while (inFlight > 0 && performance.now() < deadline) await new Promise((resolve) => setTimeout(resolve, 5));
+  await pool.destroy();
+  const elapsedS = (performance.now() - start) / 1000;
+  return {
+    rate,
+    achievedRps: round(sent / Math.max(elapsedS, 0.001), 1),
+    ok,
+    failed,
+    skipped,
+    firstError,
+    generatorMaxLagMs: round(maxLagMs),
+    ttfbMs: summarize(ttfb, ok),
+    latencyMs: summarize(latency, ok),
+  };
+}
+
+/** One request of each kind; a non-2xx answer means the target cannot be measured. */
+async function probe(target) {
+  const headers = requestHeaders(target);
+  for (const body of [JSON_BODY, STREAM_BODY]) {
+    const response = await fetch(`${target.url}${ROUTE}`, {
+      method: 'POST',
+      headers,
+      body,
+      signal: AbortSignal.timeout(10_000),
+    });
+    const text = await response.text();
+    if (!response.ok) {
+      return `${ROUTE} answered ${response.status}: ${text.slice(0, 300).replace(/\s+/g, ' ')}`;
+    }
+  }
+  return undefined;
+}
+
+async function measure(target, settings, log) {
+  const stopRss = target.pid ? rssSampler(target.pid) : () => null;
+  log(`  warm-up (${settings.warmupS} s)`);
+  await runAutocannon(target, { connections: settings.connections, durationS: settings.warmupS });
+  await runFixedRate(target, {
+    rate: settings.rate,
+    durationS: Math.min(1, settings.warmupS),
+    body: STREAM_BODY,
+  });
+
+  log(`  saturated JSON, ${settings.connections} connections, ${settings.durationS} s`);
+  const saturated = await runAutocannon(target, {
+    connections: settings.connections,
+    durationS: settings.durationS,
+  });
+  log(`  JSON at ${settings.rate} req/s, open loop, ${settings.durationS} s`);
+  const fixedJson = await runFixedRate(target, {
+    rate: settings.rate,
+    durationS: settings.durationS,
+    body: JSON_BODY,
+  });
+  log(`  JSON at ${settings.rate} req/s, autocannon overallRate, ${settings.durationS} s`);
+  const autocannonRate = await runAutocannon(target, {
+    connections: 10,
+    durationS: settings.durationS,
+    overallRate: settings.rate,
+  });
+  log(`  stream at ${settings.rate} req/s, open loop, ${settings.durationS} s`);
+  const fixedStream = await runFixedRate(target, {
+    rate: settings.rate,
+    durationS: settings.durationS,
+    body: STREAM_BODY,
+  });
+  return { saturated, fixedJson, autocannonRate, fixedStream, rss: stopRss() };
+}
+
+// ---------------------------------------------------------------------------------------------
+// Report.
+
+function added(result, direct) {
+  if (!result || !direct) return null;
+  return {
+    p50Ms: round(result.fixedJson.latencyMs.p50 - direct.fixedJson.latencyMs.p50),
+    p99Ms: round(result.fixedJson.latencyMs.p99 - direct.fixedJson.latencyMs.p99),
+    ttfbP50Ms: round(result.fixedStream.ttfbMs.p50 - direct.fixedStream.ttfbMs.p50),
+    ttfbP99Ms: round(result.fixedStream.ttfbMs.p99 - direct.fixedStream.ttfbMs.p99),
+    saturatedP50Ms: round(result.saturated.latencyMs.p50 - direct.saturated.latencyMs.p50),
+  };
+}
+
+function ratio(a, b) {
+  return Number.isFinite(a) && Number.isFinite(b) && b !== 0 ? round(a / b, 2) : null;
+}
+
+function fmt(value, digits = 2) {
+  return value === null || value === undefined || Number.isNaN(value) ? '-' : Number(value).toFixed(digits);
+}
+
+function printTable(report) {
+  const rows = [];
+  for (const name of ['direct', 'floor', 'gateway']) {
+    const result = report.results[name];
+    if (!result) continue;
+    const extra = report.added[name];
+    rows.push([
+      name,
+      fmt(result.saturated.requestsPerSecond, 0),
+      `${fmt(result.fixedJson.latencyMs.p50, 3)} / ${fmt(result.fixedJson.latencyMs.p99, 3)}`,
+      extra ? `${fmt(extra.p50Ms, 3)} / ${fmt(extra.p99Ms, 3)}` : '-',
+      `${fmt(result.fixedStream.ttfbMs.p50, 3)} / ${fmt(result.fixedStream.ttfbMs.p99, 3)}`,
+      extra ? `${fmt(extra.ttfbP50Ms, 3)} / ${fmt(extra.ttfbP99Ms, 3)}` : '-',
+      `${fmt(result.autocannonRate.latencyMs.p50, 3)} / ${fmt(result.autocannonRate.latencyMs.p99, 3)}`,
+      result.rss ? fmt(result.rss.maxMb, 0) : '-',
+    ]);
+  }
+  const header = [
+    'target',
+    'sat. req/s',
+    `p50/p99 ms @${report.settings.rate}`,
+    'added p50/p99',
+    'TTFB p50/p99',
+    'added TTFB',
+    'autocannon p50/p99',
+    'RSS MB',
+  ];
+  const widths = header.map((h, i) => Math.max(h.length, ...rows.map((r) => r[i].length)));
+  const line = (cells) => cells.map((c, i) => c.padEnd(widths[i])).join('  ');
+  console.log(`\n${line(header)}\n${widths.map((w) => '-'.repeat(w)).join('  ')}`);
+  for (const row of rows) console.log(line(row));
+
+  const gateway = report.results.gateway;
+  if (!gateway) {
+    console.log(
+      `\ngateway: unavailable (${report.gatewayUnavailable}); direct upstream and floor measured only.`,
+    );
+  } else {
+    const r = report.ratiosToFloor;
+    console.log(
+      `\ngateway vs floor: throughput x${fmt(r.throughput)}, added p50 x${fmt(r.addedP50)}, added p99 x${fmt(r.addedP99)}, added TTFB p50 x${fmt(r.addedTtfbP50)}`,
+    );
+    for (const [name, check] of Object.entries(report.checks)) {
+      console.log(`  ${check.pass ? 'PASS' : 'FAIL'}  ${name}: ${check.value} (target ${check.target})`);
+    }
+  }
+  for (const name of ['direct', 'floor', 'gateway']) {
+    const result = report.results[name];
+    if (!result) continue;
+    for (const [kind, run] of [
+      ['saturated', result.saturated],
+      ['autocannon rate', result.autocannonRate],
+    ]) {
+      if (run.non2xx || run.errors || run.timeouts) {
+        console.log(
+          `  note: ${name} ${kind}: ${run.non2xx} non-2xx, ${run.errors} errors, ${run.timeouts} timeouts`,
+        );
+      }
+    }
+    for (const [kind, run] of [
+      ['JSON fixed rate', result.fixedJson],
+      ['stream fixed rate', result.fixedStream],
+    ]) {
+      if (run.failed || run.skipped) {
+        console.log(
+          `  note: ${name} ${kind}: ${run.failed} failed, ${run.skipped} skipped (${run.firstError ?? 'overloaded'})`,
+        );
+      }
+      if (run.generatorMaxLagMs > 5) {
+        console.log(
+          `  note: ${name} ${kind}: load generator lagged up to ${run.generatorMaxLagMs} ms behind schedule`,
+        );
+      }
+    }
+  }
+}
+
+function buildReport(settings, results, gatewayUnavailable) {
+  const report = {
+    date: new Date().toISOString(),
+    machine: {
+      cpus: os.cpus().length,
+      cpuModel: os.cpus()[0]?.model,
+      node: process.version,
+      platform: process.platform,
+    },
+    settings,
+    note: 'All processes share this machine: the load generator competes with the target for the same cores.',
+    results,
+    gatewayUnavailable,
+    added: { floor: added(results.floor, results.direct), gateway: added(results.gateway, results.direct) },
+    targets: TARGETS,
+  };
+  const g = report.added.gateway;
+  const f = report.added.floor;
+  if (results.gateway && f && g) {
+    report.ratiosToFloor = {
+      throughput: ratio(
+        results.gateway.saturated.requestsPerSecond,
+        results.floor.saturated.requestsPerSecond,
+      ),
+      addedP50: ratio(g.p50Ms, f.p50Ms),
+      addedP99: ratio(g.p99Ms, f.p99Ms),
+      addedTtfbP50: ratio(g.ttfbP50Ms, f.ttfbP50Ms),
+      rss:
+        results.gateway.rss && results.floor.rss
+          ? ratio(results.gateway.rss.maxMb, results.floor.rss.maxMb)
+          : null,
+    };
+    report.checks = {
+      'added p50 ms': {
+        value: g.p50Ms,
+        target: `<= ${TARGETS.addedP50Ms}`,
+        pass: g.p50Ms <= TARGETS.addedP50Ms,
+      },
+      'added p99 ms': {
+        value: g.p99Ms,
+        target: `<= ${TARGETS.addedP99Ms}`,
+        pass: g.p99Ms <= TARGETS.addedP99Ms,
+      },
+      'added TTFB p50 ms': {
+        value: g.ttfbP50Ms,
+        target: `<= ${TARGETS.addedTtfbMs}`,
+        pass: g.ttfbP50Ms <= TARGETS.addedTtfbMs,
+      },
+      'saturated req/s': {
+        value: results.gateway.saturated.requestsPerSecond,
+        target: `>= ${TARGETS.throughputRps}`,
+        pass: results.gateway.saturated.requestsPerSecond >= TARGETS.throughputRps,
+      },
+      'RSS max MB': {
+        value: results.gateway.rss?.maxMb ?? null,
+        target: `<= ${TARGETS.rssMb}`,
+        pass: (results.gateway.rss?.maxMb ?? Infinity) <= TARGETS.rssMb,
+      },
+    };
+  }
+  return report;
+}
+
+// ---------------------------------------------------------------------------------------------
+
+function readSettings() {
+  const { values } = parseArgs({
+    options: {
+      quick: { type: 'boolean', default: false },
+      duration: { type: 'string' },
+      rate: { type: 'string' },
+      connections: { type: 'string' },
+      'no-gateway': { type: 'boolean', default: false },
+      'stream-chunks': { type: 'string' },
+      'chunk-delay': { type: 'string' },
+      help: { type: 'boolean', default: false },
+    },
+  });
+  if (values.help) {
+    console.log(
+      'node bench/run.js [--quick] [--duration s] [--rate req/s] [--connections n] [--no-gateway] [--stream-chunks n] [--chunk-delay ms]',
+    );
+    process.exit(0);
+  }
+  const positive = (text, name, fallback) => {
+    if (text === undefined) return fallback;
+    const value = Number(text);
+    if (!Number.isFinite(value) || value <= 0) throw new Error(`--${name} must be a positive number`);
+    return value;
+  };
+  const durationS = positive(values.duration, 'duration', values.quick ? 2 : 10);
+  // Bounds keep a typo from starting an hour-long run or a million connections.
+  if (durationS > 600) throw new Error('--duration is capped at 600 s');
+  return {
+    quick: values.quick,
+    durationS,
+    warmupS: values.quick ? 0.5 : 2,
+    rate: Math.min(positive(values.rate, 'rate', 500), 20_000),
+    connections: Math.min(positive(values.connections, 'connections', 50), 1_000),
+    streamChunks: Math.min(positive(values['stream-chunks'], 'stream-chunks', 10), 1_000),
+    chunkDelayMs: values['chunk-delay'] === '0' ? 0 : positive(values['chunk-delay'], 'chunk-delay', 1),
+    gateway: !values['no-gateway'],
+  };
+}
+
+async function main() {
+  const settings = readSettings();
+  const log = (message) => console.log(message);
+  const tmpDir = fs.mkdtempSync(path.join(os.tmpdir(), 'switchboard-bench-'));
+  log(`bench: ${os.cpus().length} cores, node ${process.version}; every process runs on this machine`);
+
+  const upstream = await forkReady('upstream.js', {
+    BENCH_STREAM_CHUNKS: String(settings.streamChunks),
+    BENCH_CHUNK_DELAY_MS: String(settings.chunkDelayMs),
+  });
+  const floor = await forkReady('floor-proxy.js', { UPSTREAM_URL: upstream.url });
+  log(`upstream ${upstream.url} (pid ${upstream.child.pid}), floor ${floor.url} (pid ${floor.child.pid})`);
+
+  const results = {};
+  let gatewayUnavailable;
+  try {
+    const direct = {
+      name: 'direct',
+      url: upstream.url,
+      pid: upstream.child.pid,
+      headers: { authorization: 'Bearer sk-bench' },
+    };
+    const floorTarget = {
+      name: 'floor',
+      url: floor.url,
+      pid: floor.child.pid,
+      headers: { authorization: 'Bearer sk-bench' },
+    };
+    for (const target of [direct, floorTarget]) {
+      const problem = await probe(target);
+      if (problem) throw new Error(`${target.name}: ${problem}`);
+      log(`\n[${target.name}]`);
+      results[target.name] = await measure(target, settings, log);
+    }
+
+    let gateway;
+    if (!settings.gateway) {
+      gatewayUnavailable = 'skipped with --no-gateway';
+    } else {
+      log('\n[gateway] starting');
+      try {
+        gateway = await startGateway({ upstreamUrl: upstream.url, tmpDir });
+        track(gateway.child);
+        const problem = await probe({ url: gateway.url, headers: gateway.headers });
+        if (problem) gatewayUnavailable = problem;
+      } catch (error) {
+        gatewayUnavailable = error.message;
+      }
+    }
+    if (gateway && !gatewayUnavailable) {
+      results.gateway = await measure(
+        { name: 'gateway', url: gateway.url, pid: gateway.pid, headers: gateway.headers },
+        settings,
+        log,
+      );
+    }
+    if (gateway) await gateway.stop();
+  } finally {
+    await stopAll();
+    fs.rmSync(tmpDir, { recursive: true, force: true });
+  }
+
+  const report = buildReport(settings, results, gatewayUnavailable);
+  printTable(report);
+  const outDir = path.join(__dirname, 'results');
+  fs.mkdirSync(outDir, { recursive: true });
+  fs.writeFileSync(path.join(outDir, 'latest.json'), `${JSON.stringify(report, null, 2)}\n`);
+  log(`\nwrote ${path.relative(process.cwd(), path.join(outDir, 'latest.json'))}`);
+}
+
+main().then(
+  () => process.exit(0),
+  (error) => {
+    console.error(`bench failed: ${error.stack ?? error.message}`);
+    killAll('SIGKILL');
+    process.exit(1);
+  },
+);

@@ -7,6 +7,7 @@ import { Permission, PERMISSIONS } from './permissions';
  * | operation                        | admin key            | workspace key      |
  * | manage organisation settings     | yes                  | no                 |
  * | create and manage workspaces     | yes                  | no                 |
+ * | list and read workspaces         | yes                  | yes, its own       |
  * | manage users and permissions     | yes                  | no                 |
  * | configs, providers               | yes, all workspaces  | yes, its workspace |
  * | analytics                        | yes, all workspaces  | yes, its workspace |
@@ -29,8 +30,9 @@ const ORGANISATION_ONLY: readonly Permission[] = [
   'invites.resend',
   'audit_logs.list',
   'admin_api_keys.manage',
+  // Not `workspaces.list`: listing is reading, and the spec's "only admins and owners can list
+  // archived workspaces" presumes the others list active ones (the service filters to their own).
   'workspaces.create',
-  'workspaces.list',
   'workspaces.update',
   'workspaces.delete',
   'integrations.create',

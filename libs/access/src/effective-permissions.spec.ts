@@ -77,6 +77,20 @@ describe('effectivePermissions', () => {
     expect(permissions.has('workspaces.update')).toBe(false);
   });
 
+  it('workspace keys of managers and members list workspaces (the service filters to their own)', () => {
+    expect(KEY_CAPABILITIES['workspace-service'].has('workspaces.list')).toBe(true);
+    for (const workspaceRole of ['manager', 'member'] as const) {
+      const permissions = effectivePermissions({
+        keyType: 'workspace-user',
+        scopes: ALL,
+        organisationRole: 'member',
+        workspaceRole,
+      });
+      expect(permissions.has('workspaces.list')).toBe(true);
+      expect(permissions.has('workspaces.create')).toBe(false);
+    }
+  });
+
   it('a user key of someone no longer in the workspace has no permissions', () => {
     const permissions = effectivePermissions({
       keyType: 'workspace-user',

@@ -15,6 +15,7 @@ const ALL: readonly Permission[] = PERMISSIONS;
 
 /** Everything a workspace manager does inside the workspace it manages. */
 const WORKSPACE_MANAGER: readonly Permission[] = [
+  'workspaces.list',
   'workspaces.read',
   'workspace_members.create',
   'workspace_members.list',
@@ -83,6 +84,7 @@ const WORKSPACE_MANAGER: readonly Permission[] = [
 
 /** A member uses the workspace; prompt writing and data visibility are further governed by security settings. */
 const WORKSPACE_MEMBER: readonly Permission[] = [
+  'workspaces.list',
   'workspaces.read',
   'workspace_members.list',
   'workspace_members.read',

@@ -146,10 +146,7 @@ export class ApiKeysService implements OnModuleInit {
         key.scopes = [...new Set(dto.scopes)];
       }
       if (dto.expires_at !== undefined) {
-        key.expires_at =
-          dto.expires_at === null
-            ? null
-            : await this.checkExpiry(principal, key.type, key.workspace_id, dto.expires_at);
+        key.expires_at = await this.checkExpiry(principal, key.type, key.workspace_id, dto.expires_at);
         if (key.status === 'expired' && (key.expires_at === null || key.expires_at > new Date()))
           key.status = 'active';
       }
@@ -206,6 +203,21 @@ export class ApiKeysService implements OnModuleInit {
     if ((result.affected ?? 0) > 0)
       await this.events.emit('principals.changed', { reason: 'api keys expired' });
     return result.affected ?? 0;
+  }
+
+  /** Where keys belong, for records made before a principal existed (a refused authentication). */
+  async ownersOf(
+    ids: string[],
+  ): Promise<Map<string, { organisationId: string; workspaceId: string | null }>> {
+    const owners = new Map<string, { organisationId: string; workspaceId: string | null }>();
+    if (ids.length === 0) return owners;
+    const keys = await this.dataSource.getRepository(ApiKeyEntity).find({
+      where: { id: In(ids) },
+      select: { id: true, organisation_id: true, workspace_id: true },
+    });
+    for (const key of keys)
+      owners.set(key.id, { organisationId: key.organisation_id, workspaceId: key.workspace_id });
+    return owners;
   }
 
   /** For authentication on a cold cache: the key whose current or transitional hash matches. */
@@ -274,9 +286,10 @@ export class ApiKeysService implements OnModuleInit {
 
     validateKeyScopes(dto.scopes, keyType, principal.organisationWide ? undefined : principal.permissions);
 
-    let expiresAt = dto.expires_at
-      ? await this.checkExpiry(principal, keyType, workspaceId, dto.expires_at)
-      : null;
+    let expiresAt =
+      dto.expires_at !== undefined
+        ? await this.checkExpiry(principal, keyType, workspaceId, dto.expires_at)
+        : null;
     if (keyType === 'workspace-user' && workspaceId && userId) {
       const policy = await this.identity.apiKeyPolicy(principal.organisationId, workspaceId);
       if (policy.max_user_keys_per_user !== null) {
@@ -314,19 +327,20 @@ export class ApiKeysService implements OnModuleInit {
     });
   }
 
+  /** `null` asks for a key that never expires, which a workspace maximum forbids for user keys. */
   private async checkExpiry(
     principal: Principal,
     keyType: ApiKeyType,
     workspaceId: string | null,
-    value: string,
-  ) {
-    const expiresAt = new Date(value);
-    if (expiresAt <= new Date()) throw ApiKeyErrors.expiryInPast();
+    value: string | null,
+  ): Promise<Date | null> {
+    const expiresAt = value === null ? null : new Date(value);
+    if (expiresAt && expiresAt <= new Date()) throw ApiKeyErrors.expiryInPast();
     if (keyType === 'workspace-user' && workspaceId) {
       const policy = await this.identity.apiKeyPolicy(principal.organisationId, workspaceId);
       if (
         policy.max_expiry_days !== null &&
-        expiresAt.getTime() > Date.now() + policy.max_expiry_days * DAY_MS
+        (expiresAt === null || expiresAt.getTime() > Date.now() + policy.max_expiry_days * DAY_MS)
       ) {
         throw ApiKeyErrors.expiryTooLate(policy.max_expiry_days);
       }

@@ -3,6 +3,7 @@ import { InjectDataSource } from '@nestjs/typeorm';
 import { randomUUID } from 'node:crypto';
 import type { FastifyRequest } from 'fastify';
 import { Between, DataSource } from 'typeorm';
+import { ApiKeysService } from '@switchboard/api-keys';
 import { Principal, listEnvelope, toPage } from '@switchboard/common';
 import { insertable } from '@switchboard/database';
 import { AuditLogEntity } from './entities/audit-log.entity';
@@ -54,7 +55,10 @@ export class AuditService implements OnModuleInit, OnApplicationShutdown {
   private timer: NodeJS.Timeout | null = null;
   private flushing: Promise<void> | null = null;
 
-  constructor(@InjectDataSource() private readonly dataSource: DataSource) {}
+  constructor(
+    @InjectDataSource() private readonly dataSource: DataSource,
+    private readonly apiKeys: ApiKeysService,
+  ) {}
 
   onModuleInit(): void {
     this.timer = setInterval(() => void this.flush(), FLUSH_INTERVAL_MS);
@@ -84,7 +88,8 @@ export class AuditService implements OnModuleInit, OnApplicationShutdown {
       resource_type: event.resourceType,
       resource_id: event.resourceId,
       method: request.method,
-      uri: request.url.slice(0, 2048),
+      // The path only: query strings can carry secrets, and their redacted form is in query_params.
+      uri: request.url.split('?')[0].slice(0, 2048),
       response_status_code: event.status,
       client_ip: request.ip ?? null,
       user_agent: (request.headers['user-agent'] ?? '').slice(0, 512) || null,
@@ -108,6 +113,7 @@ export class AuditService implements OnModuleInit, OnApplicationShutdown {
       while (this.queue.length > 0) {
         const batch = this.queue.slice(0, BATCH_SIZE);
         try {
+          await this.attributeToOrganisation(batch);
           await this.dataSource.getRepository(AuditLogEntity).insert(insertable(batch));
           this.queue.splice(0, batch.length);
         } catch (error) {
@@ -119,6 +125,22 @@ export class AuditService implements OnModuleInit, OnApplicationShutdown {
       this.flushing = null;
     });
     return this.flushing;
+  }
+
+  /**
+   * A refused authentication with a known key (expired, archived workspace, ended rotation) has no
+   * principal, but the key says whose it is: without this the organisation could not see it.
+   */
+  private async attributeToOrganisation(batch: AuditLogEntity[]): Promise<void> {
+    const unattributed = batch.filter((row) => !row.organisation_id && row.api_key_id);
+    if (unattributed.length === 0) return;
+    const owners = await this.apiKeys.ownersOf([...new Set(unattributed.map((row) => row.api_key_id!))]);
+    for (const row of unattributed) {
+      const owner = owners.get(row.api_key_id!);
+      if (!owner) continue;
+      row.organisation_id = owner.organisationId;
+      row.workspace_id ??= owner.workspaceId;
+    }
   }
 
   async list(principal: Principal, query: ListAuditLogsQueryDto) {

@@ -1,7 +1,7 @@
 import { Injectable } from '@nestjs/common';
 import { InjectDataSource } from '@nestjs/typeorm';
 import { randomUUID } from 'node:crypto';
-import { DataSource, EntityManager, In, Like } from 'typeorm';
+import { DataSource, EntityManager, In, Raw } from 'typeorm';
 import { DomainEvents, Principal, isUuid, listEnvelope, slugify, toPage } from '@switchboard/common';
 import { WorkspaceMemberEntity } from './entities/workspace-member.entity';
 import { WorkspaceEntity } from './entities/workspace.entity';
@@ -9,6 +9,14 @@ import { UserEntity } from './entities/user.entity';
 import { CreateWorkspaceDto, ListWorkspacesQueryDto, UpdateWorkspaceDto } from './dto/workspace.dto';
 import { IdentityErrors } from './identity.errors';
 import { toWorkspaceResponse } from './identity.mapper';
+
+/**
+ * The fields a partial update actually sent: validated DTO instances carry the omitted optional
+ * fields as `undefined`, which a plain spread would write over the stored values.
+ */
+function definedFields<T extends object>(dto: T): Partial<T> {
+  return Object.fromEntries(Object.entries(dto).filter(([, value]) => value !== undefined)) as Partial<T>;
+}
 
 @Injectable()
 export class WorkspacesService {
@@ -94,7 +102,14 @@ export class WorkspacesService {
       status: In(statuses),
     };
     if (query.exact_name) where.name = query.exact_name;
-    else if (query.name) where.name = Like(`%${query.name.replace(/[%_]/g, (c) => `\\${c}`)}%`);
+    else if (query.name) {
+      // Case-insensitive on both dialects (SQLite's LIKE ignores ASCII case, PostgreSQL's does not),
+      // and with an explicit ESCAPE, which SQLite's LIKE lacks by default, so `%` and `_` match literally.
+      const pattern = `%${query.name.toLowerCase().replace(/[\\%_]/g, (c) => `\\${c}`)}%`;
+      where.name = Raw((column) => `LOWER(${column}) LIKE :namePattern ESCAPE '\\'`, {
+        namePattern: pattern,
+      });
+    }
     if (!principal.organisationWide) where.id = principal.workspaceId ?? '';
     const [rows, total] = await this.dataSource
       .getRepository(WorkspaceEntity)
@@ -120,7 +135,7 @@ export class WorkspacesService {
       if (dto.api_key_policy !== undefined) {
         workspace.settings = {
           ...workspace.settings,
-          api_keys: { ...workspace.settings.api_keys, ...dto.api_key_policy },
+          api_keys: { ...workspace.settings.api_keys, ...definedFields(dto.api_key_policy) },
         };
       }
       const archiving = dto.status === 'archived' && workspace.status !== 'archived';
@@ -138,8 +153,8 @@ export class WorkspacesService {
    * keys stop working at once.
    */
   async archive(principal: Principal, idOrSlug: string) {
-    await this.update(principal, idOrSlug, { status: 'archived' });
-    return { object: 'workspace' as const, id: idOrSlug, deleted: true };
+    const archived = await this.update(principal, idOrSlug, { status: 'archived' });
+    return { object: 'workspace' as const, id: archived.id, deleted: true };
   }
 
   private async uniqueSlug(manager: EntityManager, organisationId: string, name: string): Promise<string> {

@@ -21,7 +21,7 @@ export default tseslint.config(
   },
   {
     // Plain CommonJS scripts run without a build.
-    files: ['bench/**/*.js'],
+    files: ['bench/**/*.js', 'scripts/**/*.js'],
     languageOptions: { sourceType: 'commonjs', globals: { ...globals.node } },
     rules: { '@typescript-eslint/no-require-imports': 'off', 'no-console': 'off' },
   },

@@ -43,6 +43,19 @@ async function waitForHealth(url, child, deadline) {
   throw new Error(`GET /v1/health did not answer 2xx within ${READY_TIMEOUT_MS} ms`);
 }
 
+async function createWorkspaceKey(url) {
+  const response = await fetch(`${url}/v1/api-keys/workspace/service`, {
+    method: 'POST',
+    headers: { 'content-type': 'application/json', 'x-gateway-api-key': ADMIN_KEY },
+    body: JSON.stringify({ name: 'bench', workspace_id: 'default', scopes: ['completions.write'] }),
+    signal: AbortSignal.timeout(5_000),
+  });
+  const body = await response.json();
+  if (!response.ok)
+    throw new Error(`Could not create a workspace key: ${response.status} ${JSON.stringify(body)}`);
+  return body.key;
+}
+
 /**
  * Starts the gateway and resolves once it is healthy; rejects (after killing it) when it cannot start.
  * @param {{ upstreamUrl: string, tmpDir: string }} options
@@ -93,6 +106,14 @@ async function startGateway({ upstreamUrl, tmpDir }) {
     const tail = [...new Set([cause, ...lines.slice(-3)].filter(Boolean))].join('\n');
     throw new Error(`${error.message}${tail ? `\n${tail}` : ''}`);
   }
+  // Admin keys administer and cannot send traffic (the capability matrix): make a workspace key.
+  let workspaceKey;
+  try {
+    workspaceKey = await createWorkspaceKey(url);
+  } catch (error) {
+    await stop();
+    throw error;
+  }
   return {
     url,
     pid: child.pid,
@@ -100,7 +121,7 @@ async function startGateway({ upstreamUrl, tmpDir }) {
     stop,
     /** Headers every benchmark request to the gateway carries. */
     headers: {
-      'x-gateway-api-key': ADMIN_KEY,
+      'x-gateway-api-key': workspaceKey,
       'x-gateway-provider': 'openai',
       authorization: 'Bearer sk-bench',
       'x-gateway-custom-host': `${upstreamUrl}/v1`,

@@ -65,6 +65,8 @@ export interface TestApp {
   config: AppConfig;
   database: TestDatabase;
   adminKey: string;
+  /** `http://127.0.0.1:<port>` when started with `listen`, for real HTTP clients. */
+  baseUrl: string;
   request(
     method: string,
     url: string,
@@ -76,6 +78,7 @@ export interface TestApp {
 export async function startTestApp(
   env: Record<string, string> = {},
   database?: TestDatabase,
+  options: { listen?: boolean } = {},
 ): Promise<TestApp> {
   const db = database ?? (await createTestDatabase());
   const config = loadConfig({
@@ -87,8 +90,16 @@ export async function startTestApp(
     ...env,
   });
   const app = await createApp(config);
-  await app.getHttpAdapter().getInstance().ready();
+  let baseUrl = '';
+  if (options.listen) {
+    await app.listen({ port: 0, host: '127.0.0.1' });
+    const address = app.getHttpServer().address();
+    baseUrl = `http://127.0.0.1:${typeof address === 'object' && address ? address.port : 0}`;
+  } else {
+    await app.getHttpAdapter().getInstance().ready();
+  }
   return {
+    baseUrl,
     app,
     config,
     database: db,

@@ -7,7 +7,9 @@ import { AuthModule } from '@switchboard/auth';
 import { CommonModule } from '@switchboard/common';
 import { AppConfig, ConfigModule } from '@switchboard/config';
 import { DatabaseModule } from '@switchboard/database';
+import { GatewayModule, PassthroughModule } from '@switchboard/gateway';
 import { IdentityModule } from '@switchboard/identity';
+import { ObservabilityModule } from '@switchboard/observability';
 import { FirstStartService } from './first-start.service';
 import { HealthController } from './health.controller';
 import { OpenApiController, OpenApiDocument } from './openapi.controller';
@@ -35,6 +37,10 @@ export class AppModule {
         ApiKeysModule,
         AuditModule,
         AuthModule,
+        ObservabilityModule,
+        GatewayModule,
+        // Last: its wildcard route must not shadow any other.
+        PassthroughModule,
       ],
       controllers: [HealthController, OpenApiController],
       providers: [FirstStartService, OpenApiDocument],

@@ -5,6 +5,7 @@ import { randomUUID } from 'node:crypto';
 import { Logger } from 'nestjs-pino';
 import { ErrorEnvelopeFilter, TRACE_ID_HEADER, createValidationPipe } from '@switchboard/common';
 import { AppConfig } from '@switchboard/config';
+import { registerGatewayBodyParsers } from '@switchboard/gateway';
 import { AppModule } from './app.module';
 import { OpenApiDocument } from './openapi.controller';
 
@@ -23,6 +24,7 @@ export async function createApp(
     trustProxy: process.env.GATEWAY_TRUST_PROXY === 'true',
   });
   const fastify = adapter.getInstance();
+  registerGatewayBodyParsers(fastify);
   fastify.addHook('onRequest', (request, reply, done) => {
     const sent = request.headers[TRACE_ID_HEADER];
     request.traceId =
@@ -33,6 +35,7 @@ export async function createApp(
 
   const app = await NestFactory.create<NestFastifyApplication>(AppModule.forRoot(config), adapter, {
     bufferLogs: options.bufferLogs ?? true,
+    rawBody: true,
   });
   app.useLogger(app.get(Logger));
   app.setGlobalPrefix('v1');

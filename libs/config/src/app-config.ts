@@ -18,6 +18,8 @@ export interface AppConfig {
   keyRotationTransitionMs: number;
   /** How long an invite link stays valid. */
   inviteTtlMs: number;
+  /** Request and response bodies are kept in logs up to this many characters each; 0 keeps none. */
+  logBodyMaxBytes: number;
 }
 
 export class ConfigValidationError extends Error {
@@ -133,6 +135,15 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): AppConfig {
     problems,
   );
 
+  const logBodyMaxBytes = parseInteger(
+    'GATEWAY_LOG_BODY_MAX_BYTES',
+    env.GATEWAY_LOG_BODY_MAX_BYTES,
+    16 * 1024,
+    0,
+    10 * 1024 * 1024,
+    problems,
+  );
+
   if (problems.length > 0) throw new ConfigValidationError(problems);
   return {
     port,
@@ -147,5 +158,6 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): AppConfig {
     dataDir,
     keyRotationTransitionMs,
     inviteTtlMs,
+    logBodyMaxBytes,
   };
 }

@@ -1,7 +1,6 @@
 import { AppError } from '@switchboard/common';
 
 export const GatewayErrors = {
-  invalidParam: (param: string, message: string) => new AppError(400, 'invalid_request', message, param),
   malformedMetadata: () =>
     new AppError(
       400,

@@ -1,6 +1,7 @@
 import { Inject, Injectable, Logger, OnApplicationShutdown } from '@nestjs/common';
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import { randomUUID } from 'node:crypto';
+import type { ServerResponse } from 'node:http';
 import { performance } from 'node:perf_hooks';
 import { Dispatcher, errors as undiciErrors } from 'undici';
 import { APP_CONFIG, AppConfig } from '@switchboard/config';
@@ -254,13 +255,7 @@ export class GatewayService implements OnApplicationShutdown {
     reply.hijack();
     const raw = reply.raw;
     raw.writeHead(response.statusCode, { ...(reply.getHeaders() as Record<string, string>), ...headers });
-    const cap = this.config.logBodyMaxBytes;
-    for await (const chunk of response.body) {
-      if (attempt.firstByteAt === null) attempt.firstByteAt = performance.now();
-      if (attempt.responseText.length < cap)
-        attempt.responseText += (chunk as Buffer).toString('utf8', 0, cap - attempt.responseText.length);
-      if (!raw.write(chunk)) await new Promise((resolve) => raw.once('drain', resolve));
-    }
+    for await (const chunk of response.body) await this.writeChunk(raw, attempt, chunk as Buffer);
     raw.end();
   }
 
@@ -344,17 +339,7 @@ export class GatewayService implements OnApplicationShutdown {
       ...SSE_HEADERS,
       ...(passthroughRoute && upstreamType ? { 'content-type': upstreamType } : {}),
     });
-    const cap = this.config.logBodyMaxBytes;
-    const write = async (data: Buffer | string) => {
-      if (attempt.firstByteAt === null) attempt.firstByteAt = performance.now();
-      if (attempt.responseText.length < cap) {
-        attempt.responseText +=
-          typeof data === 'string'
-            ? data.slice(0, cap - attempt.responseText.length)
-            : data.toString('utf8', 0, cap - attempt.responseText.length);
-      }
-      if (!raw.write(data)) await new Promise((resolve) => raw.once('drain', resolve));
-    };
+    const write = (data: Buffer | string) => this.writeChunk(raw, attempt, data);
 
     if (nativeRoute || passthroughRoute) {
       const scanner = nativeRoute ? createOpenAiSseUsageScanner() : adapter.createStreamTranslator(ctx);
@@ -379,6 +364,15 @@ export class GatewayService implements OnApplicationShutdown {
     await write(DONE);
     attempt.usage = translator.usage();
     raw.end();
+  }
+
+  /** One chunk to the client: first-byte time, the log's capped copy, and backpressure. */
+  private async writeChunk(raw: ServerResponse, attempt: Attempt, data: Buffer | string): Promise<void> {
+    if (attempt.firstByteAt === null) attempt.firstByteAt = performance.now();
+    const room = this.config.logBodyMaxBytes - attempt.responseText.length;
+    if (room > 0)
+      attempt.responseText += typeof data === 'string' ? data.slice(0, room) : data.toString('utf8', 0, room);
+    if (!raw.write(data)) await new Promise((resolve) => raw.once('drain', resolve));
   }
 
   private fail(

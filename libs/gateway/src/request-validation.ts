@@ -1,11 +1,11 @@
 import { GatewayRoute } from '@switchboard/providers';
-import { GatewayErrors } from './gateway.errors';
+import { CommonErrors } from '@switchboard/common';
 
 const INT64_MIN = -(2n ** 63n);
 const INT64_MAX = 2n ** 63n - 1n;
 
 function fail(param: string, message: string): never {
-  throw GatewayErrors.invalidParam(param, message);
+  throw CommonErrors.validation(message, param);
 }
 
 function isNumber(value: unknown): value is number {
@@ -136,7 +136,7 @@ function checkCompletion(body: Record<string, unknown>) {
 export function validateRequestBody(route: GatewayRoute, body: unknown): void {
   if (route !== 'chat.completions' && route !== 'completions' && route !== 'embeddings') return;
   if (typeof body !== 'object' || body === null || Array.isArray(body)) {
-    throw GatewayErrors.invalidParam('body', 'The request body must be a JSON object');
+    throw CommonErrors.validation('The request body must be a JSON object', 'body');
   }
   const record = body as Record<string, unknown>;
   if (route === 'chat.completions') checkChat(record);

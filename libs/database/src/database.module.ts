@@ -4,6 +4,7 @@ import { DataSource } from 'typeorm';
 import { APP_CONFIG, AppConfig } from '@switchboard/config';
 import { buildDataSourceOptions } from './data-source-options';
 import { LockService, runLocked } from './lock.service';
+import { gateSqliteTransactions } from './sqlite-transaction-gate';
 
 const logger = new Logger('Database');
 
@@ -29,6 +30,7 @@ const logger = new Logger('Database');
           if (applied.length > 0)
             logger.log(`Applied ${applied.length} migration(s): ${applied.map((m) => m.name).join(', ')}`);
         });
+        gateSqliteTransactions(dataSource);
         return dataSource;
       },
     }),

@@ -110,7 +110,7 @@ export class InvitesService {
     const invite = await this.find(this.dataSource.manager, principal, inviteId);
     if (invite.status === 'accepted') throw IdentityErrors.inviteNotPending(invite.status);
     invite.status = 'cancelled';
-    await this.dataSource.getRepository(InviteEntity).save(invite);
+    await this.dataSource.getRepository(InviteEntity).save(invite, { transaction: false });
     return { object: 'invite' as const, id: invite.id, deleted: true };
   }
 
@@ -123,7 +123,7 @@ export class InvitesService {
     invite.token_hash = hashInviteToken(token);
     invite.status = 'pending';
     invite.expires_at = new Date(Date.now() + this.config.inviteTtlMs);
-    await this.dataSource.getRepository(InviteEntity).save(invite);
+    await this.dataSource.getRepository(InviteEntity).save(invite, { transaction: false });
     return this.withToken(invite, token);
   }
 

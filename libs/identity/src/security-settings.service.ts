@@ -43,7 +43,7 @@ export class SecuritySettingsService {
       ...organisation.settings,
       security: merge(organisation.settings.security, dto),
     };
-    await this.dataSource.getRepository(OrganisationEntity).save(organisation);
+    await this.dataSource.getRepository(OrganisationEntity).save(organisation, { transaction: false });
     return {
       object: 'security-settings' as const,
       ...resolveSecuritySettings(organisation.settings.security),
@@ -58,7 +58,7 @@ export class SecuritySettingsService {
   async updateWorkspace(principal: Principal, workspaceIdOrSlug: string, dto: SecuritySettingsDto) {
     const workspace = await this.workspaces.findVisible(principal, workspaceIdOrSlug);
     workspace.settings = { ...workspace.settings, security: merge(workspace.settings.security, dto) };
-    await this.dataSource.getRepository(WorkspaceEntity).save(workspace);
+    await this.dataSource.getRepository(WorkspaceEntity).save(workspace, { transaction: false });
     return this.workspaceView(principal.organisationId, workspace);
   }
 

@@ -20,6 +20,7 @@ import { RequestLogRepository } from './request-log.repository';
       useFactory: (config: AppConfig): LogWriterOptions => ({
         ...DEFAULT_LOG_WRITER_OPTIONS,
         spillDirectory: join(config.dataDir, 'log-spill'),
+        sqliteWorker: true,
       }),
     },
     RequestLogRepository,

@@ -3,101 +3,12 @@ import { InjectDataSource } from '@nestjs/typeorm';
 import { DataSource, EntityManager } from 'typeorm';
 import type { ColumnMetadata } from 'typeorm/metadata/ColumnMetadata';
 import type { LogRecord } from './log-record';
-import { LATENCY_BUCKET_COLUMNS } from './latency-histogram';
+import { MAX_PARAMETERS, ROLLUP_KEY_COLUMNS, rollupRow, toRow } from './log-row';
 import { RollupDelta, aggregateRollups } from './rollup-aggregation';
+import type { LogStore } from './sqlite-log-thread';
+import type { SqliteColumnKind, SqliteLogPlan, SqliteTablePlan } from './sqlite-log-store';
 import { RequestLogEntity } from './entities/request-log.entity';
 import { RequestLogRollupEntity } from './entities/request-log-rollup.entity';
-
-/** Strings longer than their column would fail the whole batch on PostgreSQL; cut them instead. */
-function cut(value: string | null, length: number): string | null {
-  return value !== null && value.length > length ? value.slice(0, length) : value;
-}
-
-function integer(value: number): number {
-  return Number.isFinite(value) ? Math.max(0, Math.round(value)) : 0;
-}
-
-/** A LogRecord as the row it becomes. Integers are rounded: PostgreSQL refuses `12.5` for an integer. */
-export function toRow(record: LogRecord): RequestLogEntity {
-  return {
-    id: record.id,
-    request_id: cut(record.requestId, 128) ?? '',
-    trace_id: cut(record.traceId, 128) ?? '',
-    span_id: cut(record.spanId, 128),
-    parent_span_id: cut(record.parentSpanId, 128),
-    span_name: cut(record.spanName, 255),
-    organisation_id: record.organisationId,
-    workspace_id: record.workspaceId,
-    api_key_id: record.apiKeyId,
-    user_id: record.userId,
-    provider: cut(record.provider, 64),
-    provider_slug: cut(record.providerSlug, 255),
-    model: cut(record.model, 255),
-    config_id: cut(record.configId, 255),
-    prompt_id: cut(record.promptId, 255),
-    route: cut(record.route, 64) ?? '',
-    method: cut(record.method, 16) ?? '',
-    path: cut(record.path, 2048) ?? '',
-    status: integer(record.status),
-    is_stream: record.isStream,
-    latency_ms: integer(record.latencyMs),
-    ttfb_ms: record.ttfbMs === null ? null : integer(record.ttfbMs),
-    prompt_tokens: integer(record.promptTokens),
-    completion_tokens: integer(record.completionTokens),
-    total_tokens: integer(record.totalTokens),
-    cached_tokens: integer(record.cachedTokens),
-    reasoning_tokens: integer(record.reasoningTokens),
-    cost: record.cost !== null && Number.isFinite(record.cost) ? record.cost : null,
-    cache_status: cut(record.cacheStatus, 16) ?? 'disabled',
-    retry_count: integer(record.retryCount),
-    metadata: record.metadata,
-    request_body: record.requestBody,
-    response_body: record.responseBody,
-    error_code: cut(record.errorCode, 64),
-    error_message: record.errorMessage,
-    created_at: record.createdAt,
-  };
-}
-
-function rollupRow(delta: RollupDelta): Record<string, unknown> {
-  const row: Record<string, unknown> = {
-    id: delta.id,
-    bucket_start: delta.bucketStart,
-    granularity: delta.granularity,
-    organisation_id: delta.organisationId,
-    workspace_id: delta.workspaceId,
-    api_key_id: delta.apiKeyId,
-    provider: cut(delta.provider, 64),
-    model: cut(delta.model, 255),
-    config_id: cut(delta.configId, 255),
-    prompt_id: cut(delta.promptId, 255),
-    status_code: delta.statusCode,
-    cache_status: cut(delta.cacheStatus, 16),
-    request_count: delta.requestCount,
-    error_count: delta.errorCount,
-    cache_hit_count: delta.cacheHitCount,
-    prompt_tokens: delta.promptTokens,
-    completion_tokens: delta.completionTokens,
-    total_tokens: delta.totalTokens,
-    cached_tokens: delta.cachedTokens,
-    reasoning_tokens: delta.reasoningTokens,
-    // Float sums of many small prices carry noise below the column's scale.
-    cost: Number(delta.cost.toFixed(10)),
-    latency_sum_ms: delta.latencySumMs,
-    ttfb_count: delta.ttfbCount,
-    ttfb_sum_ms: delta.ttfbSumMs,
-  };
-  LATENCY_BUCKET_COLUMNS.forEach((column, index) => {
-    row[column] = delta.latencyBuckets[index];
-  });
-  return row;
-}
-
-/**
- * SQLite binds at most 32,766 parameters per statement (PostgreSQL 65,535): a batch wider than
- * that is split, still inside the one transaction. At the default batch size it is one statement.
- */
-const MAX_PARAMETERS = 30_000;
 
 function rowsPerStatement(columnCount: number): number {
   return Math.max(1, Math.floor(MAX_PARAMETERS / columnCount));
@@ -107,21 +18,20 @@ function* chunks<T>(items: readonly T[], size: number): Generator<T[]> {
   for (let start = 0; start < items.length; start += size) yield items.slice(start, start + size);
 }
 
-/** Rollup columns that identify a row; every other column is a counter added on conflict. */
-const ROLLUP_KEY_COLUMNS = new Set([
-  'id',
-  'bucket_start',
-  'granularity',
-  'organisation_id',
-  'workspace_id',
-  'api_key_id',
-  'provider',
-  'model',
-  'config_id',
-  'prompt_id',
-  'status_code',
-  'cache_status',
-]);
+/** How TypeORM's SQLite driver converts a column's values; the SQLite log store does the same. */
+export function sqliteKind(column: ColumnMetadata): SqliteColumnKind {
+  if (column.transformer) throw new Error(`Column ${column.databaseName} has a transformer`);
+  const type = column.type;
+  if (type === Boolean || type === 'boolean') return 'boolean';
+  if (type === Date || type === 'datetime') return 'datetime';
+  if (type === 'json' || type === 'jsonb' || type === 'simple-json') return 'json';
+  if (typeof type === 'string' && ['date', 'time', 'simple-array', 'simple-enum'].includes(type)) {
+    throw new Error(
+      `Column ${column.databaseName} has a type the SQLite log store does not convert (${type})`,
+    );
+  }
+  return 'plain';
+}
 
 /**
  * The log store's writes: one multi-row insert for a batch of logs and one upsert for its
@@ -131,7 +41,7 @@ const ROLLUP_KEY_COLUMNS = new Set([
  * would have written them.
  */
 @Injectable()
-export class RequestLogRepository {
+export class RequestLogRepository implements LogStore {
   private readonly isPostgres: boolean;
 
   constructor(@InjectDataSource() private readonly dataSource: DataSource) {
@@ -156,6 +66,39 @@ export class RequestLogRepository {
     });
   }
 
+  /**
+   * The SQLite database file, when the logs can be written by a connection of their own (the
+   * worker thread); null on PostgreSQL and for an in-memory database.
+   */
+  get sqliteFile(): string | null {
+    if (this.isPostgres) return null;
+    const database = this.dataSource.options.database;
+    return typeof database === 'string' && database !== '' && database !== ':memory:' ? database : null;
+  }
+
+  /** The two tables as the SQLite log store writes them, from the entities' metadata. */
+  sqlitePlan(): SqliteLogPlan {
+    const table = (target: typeof RequestLogEntity | typeof RequestLogRollupEntity): SqliteTablePlan => {
+      const metadata = this.dataSource.getMetadata(target);
+      return {
+        table: metadata.tableName,
+        columns: metadata.columns.map((column) => ({
+          name: column.databaseName,
+          property: column.propertyName,
+          kind: sqliteKind(column),
+        })),
+      };
+    };
+    const rollups = table(RequestLogRollupEntity);
+    return {
+      logs: table(RequestLogEntity),
+      rollups,
+      rollupCounters: rollups.columns
+        .map((column) => column.name)
+        .filter((name) => !ROLLUP_KEY_COLUMNS.has(name)),
+    };
+  }
+
   /** A cheap round trip that tells a database outage from a bad row. */
   async ping(): Promise<void> {
     await this.dataSource.query('SELECT 1');
@@ -164,7 +107,7 @@ export class RequestLogRepository {
   private async insertLogs(manager: EntityManager, records: readonly LogRecord[]): Promise<Set<string>> {
     const metadata = this.dataSource.getMetadata(RequestLogEntity);
     const columns = metadata.columns;
-    const rows = records.map((record) => toRow(record) as unknown as Record<string, unknown>);
+    const rows = records.map(toRow);
     const inserted = new Set<string>();
     for (const chunk of chunks(rows, rowsPerStatement(columns.length))) {
       const { sql, parameters } = this.multiRowInsert(metadata.tableName, columns, chunk);

@@ -42,9 +42,9 @@ export function bucketStart(time: Date, granularity: RollupGranularity): Date {
   return new Date(ms - (((ms % size) + size) % size));
 }
 
-/** A stable id for (granularity, bucket, dimensions): the upsert's conflict target. */
-export function rollupId(granularity: RollupGranularity, start: Date, record: LogRecord): string {
-  const key = JSON.stringify([
+/** The (granularity, bucket, dimensions) tuple a record adds to, as text. */
+function rollupKey(granularity: RollupGranularity, start: Date, record: LogRecord): string {
+  return JSON.stringify([
     granularity,
     start.getTime(),
     record.organisationId,
@@ -57,7 +57,15 @@ export function rollupId(granularity: RollupGranularity, start: Date, record: Lo
     record.status,
     record.cacheStatus,
   ]);
+}
+
+function digest(key: string): string {
   return createHash('sha256').update(key).digest('base64url');
+}
+
+/** A stable id for (granularity, bucket, dimensions): the upsert's conflict target. */
+export function rollupId(granularity: RollupGranularity, start: Date, record: LogRecord): string {
+  return digest(rollupKey(granularity, start, record));
 }
 
 /** A failed request is any answer with an error status, whatever the upstream said. */
@@ -72,17 +80,18 @@ const GRANULARITIES: readonly RollupGranularity[] = ['minute', 'hour'];
  * result with additions, so rows from many batches and replicas add up.
  */
 export function aggregateRollups(records: readonly LogRecord[]): RollupDelta[] {
-  const byId = new Map<string, RollupDelta>();
+  // Keyed by the tuple's text; its digest (the row id) is taken once per row, not once per record.
+  const byKey = new Map<string, RollupDelta>();
   for (const record of records) {
     const latency = Math.max(0, Math.round(record.latencyMs));
     const bucket = latencyBucketIndex(latency);
     for (const granularity of GRANULARITIES) {
       const start = bucketStart(record.createdAt, granularity);
-      const id = rollupId(granularity, start, record);
-      let delta = byId.get(id);
+      const key = rollupKey(granularity, start, record);
+      let delta = byKey.get(key);
       if (!delta) {
         delta = {
-          id,
+          id: digest(key),
           bucketStart: start,
           granularity,
           organisationId: record.organisationId,
@@ -108,7 +117,7 @@ export function aggregateRollups(records: readonly LogRecord[]): RollupDelta[] {
           ttfbSumMs: 0,
           latencyBuckets: new Array<number>(LATENCY_BUCKET_COUNT).fill(0),
         };
-        byId.set(id, delta);
+        byKey.set(key, delta);
       }
       delta.requestCount += 1;
       if (isError(record)) delta.errorCount += 1;
@@ -127,5 +136,5 @@ export function aggregateRollups(records: readonly LogRecord[]): RollupDelta[] {
       delta.latencyBuckets[bucket] += 1;
     }
   }
-  return [...byId.values()];
+  return [...byKey.values()];
 }

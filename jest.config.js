@@ -15,13 +15,16 @@ process.env.SWITCHBOARD_TEST_REDIS_URL ??= process.env.REDIS_URL ?? '';
 const moduleNameMapper = pathsToModuleNameMapper(compilerOptions.paths, { prefix: '<rootDir>/' });
 const transform = { '^.+\\.ts$': ['ts-jest', { tsconfig: 'tsconfig.json', diagnostics: false }] };
 const base = { rootDir: __dirname, testEnvironment: 'node', moduleFileExtensions: ['ts', 'js', 'json'], transform, moduleNameMapper };
-const e2e = { ...base, testMatch: ['<rootDir>/test/**/*.e2e-spec.ts'], testTimeout: 60000 };
+const e2e = { ...base, testMatch: ['<rootDir>/test/**/*.e2e-spec.ts'] };
 
 module.exports = {
+  // Global, not per project: Jest 29 ignores testTimeout inside a project. Unit tests are fast anyway.
+  testTimeout: 60000,
   projects: [
     {
       ...base,
       displayName: 'unit',
+      setupFiles: ['<rootDir>/test/setup/unit.ts'],
       testMatch: ['<rootDir>/libs/**/*.spec.ts', '<rootDir>/apps/**/*.spec.ts', '<rootDir>/bench/**/*.spec.ts', '<rootDir>/scripts/**/*.spec.ts'],
     },
     { ...e2e, displayName: 'e2e', setupFiles: ['<rootDir>/test/setup/sqlite.ts'] },

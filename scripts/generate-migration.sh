@@ -1,8 +1,12 @@
 #!/usr/bin/env bash
 # Generates one migration per dialect from the difference between the entities and the schema
 # that the committed migrations build. Usage: scripts/generate-migration.sh <PascalCaseName>
+# MIGRATION_SKIP_LIBS=a,b leaves other libs' unfinished entities out (see ormconfig.ts).
 # Needs a PostgreSQL server: PG_ADMIN_URL (default postgres://postgres@127.0.0.1:5432/postgres).
 set -euo pipefail
+# One generation at a time on this machine: each rewrites the migration index files.
+exec 9> /tmp/switchboard-generate-migration.lock
+flock 9
 name=${1:?usage: scripts/generate-migration.sh <PascalCaseName>}
 cd "$(dirname "$0")/.."
 cli=(node -r ts-node/register/transpile-only -r tsconfig-paths/register node_modules/typeorm/cli.js)

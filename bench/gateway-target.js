@@ -10,7 +10,10 @@ const os = require('node:os');
 const path = require('node:path');
 
 const ROOT = path.resolve(__dirname, '..');
-const ENTRY = path.join(ROOT, 'dist/apps/server/src/main.js');
+/** The built server; BENCH_GATEWAY_ENTRY points at another build (an A/B comparison with a baseline). */
+const ENTRY = process.env.BENCH_GATEWAY_ENTRY
+  ? path.resolve(process.env.BENCH_GATEWAY_ENTRY)
+  : path.join(ROOT, 'dist/apps/server/src/main.js');
 /** The bootstrap admin key the gateway takes on its first start with an empty database. */
 const ADMIN_KEY = 'sb-bench-admin-key-0123456789abcdef';
 const READY_TIMEOUT_MS = 30_000;
@@ -58,16 +61,18 @@ async function createWorkspaceKey(url) {
 
 /**
  * Starts the gateway and resolves once it is healthy; rejects (after killing it) when it cannot start.
- * @param {{ upstreamUrl: string, tmpDir: string }} options
+ * @param {{ upstreamUrl: string, tmpDir: string, nodeArgs?: string[] }} options `nodeArgs`: extra
+ *   node flags for the gateway process (e.g. `--max-old-space-size=256`); none by default, so the
+ *   gateway runs exactly as `npm start` runs it.
  */
-async function startGateway({ upstreamUrl, tmpDir }) {
+async function startGateway({ upstreamUrl, tmpDir, nodeArgs = [] }) {
   if (!fs.existsSync(ENTRY)) {
     throw new Error(`${path.relative(ROOT, ENTRY)} not found (run \`npm run build\` first)`);
   }
   const port = await freePort();
   const url = `http://127.0.0.1:${port}`;
   const stderr = [];
-  const child = spawn(process.execPath, [ENTRY], {
+  const child = spawn(process.execPath, [...nodeArgs, ENTRY], {
     // Run from the temp folder so anything the server writes under ./data stays out of the repo.
     cwd: tmpDir,
     env: {

@@ -11,6 +11,7 @@
  *   and the RSS of the process under test, sampled from /proc during its runs.
  *
  * Usage: node bench/run.js [--quick] [--duration <s>] [--rate <req/s>] [--connections <n>] [--no-gateway]
+ *        node bench/run.js --soak [--duration <s>] [--rate <req/s>] [--sample-every <s>]   (memory soak)
  * See bench/README.md for what the figures mean.
  */
 const { fork } = require('node:child_process');
@@ -21,6 +22,7 @@ const { parseArgs } = require('node:util');
 const autocannon = require('autocannon');
 const { Pool } = require('undici');
 const { startGateway } = require('./gateway-target');
+const { runSoak } = require('./soak');
 
 const ROUTE = '/v1/chat/completions';
 const JSON_BODY = JSON.stringify({
@@ -322,17 +324,21 @@ async function measure(target, settings, log) {
     durationS: Math.min(1, settings.warmupS),
     body: STREAM_BODY,
   });
+  // The fixed-rate phases measure a target at ease, not one still digesting a burst (its GC, its
+  // log backlog): they come after a pause and before the saturation phase.
+  await new Promise((resolve) => setTimeout(resolve, settings.settleMs));
 
-  log(`  saturated JSON, ${settings.connections} connections, ${settings.durationS} s`);
-  const saturated = await runAutocannon(target, {
-    connections: settings.connections,
-    durationS: settings.durationS,
-  });
   log(`  JSON at ${settings.rate} req/s, open loop, ${settings.durationS} s`);
   const fixedJson = await runFixedRate(target, {
     rate: settings.rate,
     durationS: settings.durationS,
     body: JSON_BODY,
+  });
+  log(`  stream at ${settings.rate} req/s, open loop, ${settings.durationS} s`);
+  const fixedStream = await runFixedRate(target, {
+    rate: settings.rate,
+    durationS: settings.durationS,
+    body: STREAM_BODY,
   });
   log(`  JSON at ${settings.rate} req/s, autocannon overallRate, ${settings.durationS} s`);
   const autocannonRate = await runAutocannon(target, {
@@ -340,11 +346,10 @@ async function measure(target, settings, log) {
     durationS: settings.durationS,
     overallRate: settings.rate,
   });
-  log(`  stream at ${settings.rate} req/s, open loop, ${settings.durationS} s`);
-  const fixedStream = await runFixedRate(target, {
-    rate: settings.rate,
+  log(`  saturated JSON, ${settings.connections} connections, ${settings.durationS} s`);
+  const saturated = await runAutocannon(target, {
+    connections: settings.connections,
     durationS: settings.durationS,
-    body: STREAM_BODY,
   });
   return { saturated, fixedJson, autocannonRate, fixedStream, rss: stopRss() };
 }
@@ -523,12 +528,16 @@ function readSettings() {
       'no-gateway': { type: 'boolean', default: false },
       'stream-chunks': { type: 'string' },
       'chunk-delay': { type: 'string' },
+      soak: { type: 'boolean', default: false },
+      'sample-every': { type: 'string' },
+      'gateway-node-args': { type: 'string' },
       help: { type: 'boolean', default: false },
     },
   });
   if (values.help) {
     console.log(
-      'node bench/run.js [--quick] [--duration s] [--rate req/s] [--connections n] [--no-gateway] [--stream-chunks n] [--chunk-delay ms]',
+      'node bench/run.js [--quick] [--duration s] [--rate req/s] [--connections n] [--no-gateway] [--stream-chunks n] [--chunk-delay ms] [--gateway-node-args="<node flags>"]\n' +
+        'node bench/run.js --soak [--duration s (default 300)] [--rate req/s (default 1000)] [--sample-every s (default 5)]',
     );
     process.exit(0);
   }
@@ -538,14 +547,21 @@ function readSettings() {
     if (!Number.isFinite(value) || value <= 0) throw new Error(`--${name} must be a positive number`);
     return value;
   };
-  const durationS = positive(values.duration, 'duration', values.quick ? 2 : 10);
+  const durationS = positive(values.duration, 'duration', values.soak ? 300 : values.quick ? 2 : 10);
   // Bounds keep a typo from starting an hour-long run or a million connections.
   if (durationS > 600) throw new Error('--duration is capped at 600 s');
   return {
     quick: values.quick,
     durationS,
-    warmupS: values.quick ? 0.5 : 2,
-    rate: Math.min(positive(values.rate, 'rate', 500), 20_000),
+    // Long enough for the JIT: the fixed-rate phases come first and would otherwise meet cold code.
+    warmupS: values.quick ? 1.5 : 3,
+    rate: Math.min(positive(values.rate, 'rate', values.soak ? 1000 : 500), 20_000),
+    settleMs: values.quick ? 500 : 2_000,
+    soak: values.soak,
+    sampleEveryS: Math.min(positive(values['sample-every'], 'sample-every', 5), 60),
+    gatewayNodeArgs: values['gateway-node-args']
+      ? values['gateway-node-args'].split(/\s+/).filter(Boolean)
+      : [],
     connections: Math.min(positive(values.connections, 'connections', 50), 1_000),
     streamChunks: Math.min(positive(values['stream-chunks'], 'stream-chunks', 10), 1_000),
     chunkDelayMs: values['chunk-delay'] === '0' ? 0 : positive(values['chunk-delay'], 'chunk-delay', 1),
@@ -553,11 +569,45 @@ function readSettings() {
   };
 }
 
+async function soak(settings, log) {
+  const tmpDir = fs.mkdtempSync(path.join(os.tmpdir(), 'switchboard-soak-'));
+  const upstream = await forkReady('upstream.js', {
+    BENCH_STREAM_CHUNKS: String(settings.streamChunks),
+    BENCH_CHUNK_DELAY_MS: String(settings.chunkDelayMs),
+  });
+  let report;
+  try {
+    log(`[gateway] starting (upstream ${upstream.url})`);
+    const gateway = await startGateway({
+      upstreamUrl: upstream.url,
+      tmpDir,
+      nodeArgs: settings.gatewayNodeArgs,
+    });
+    track(gateway.child);
+    const problem = await probe({ url: gateway.url, headers: gateway.headers });
+    if (problem) throw new Error(`gateway: ${problem}`);
+    report = await runSoak(gateway, { ...settings, warmupS: 5 }, log);
+    await gateway.stop();
+  } finally {
+    await stopAll();
+    fs.rmSync(tmpDir, { recursive: true, force: true });
+  }
+  const outDir = path.join(__dirname, 'results');
+  fs.mkdirSync(outDir, { recursive: true });
+  const file = path.join(outDir, 'soak.json');
+  fs.writeFileSync(
+    file,
+    `${JSON.stringify({ date: new Date().toISOString(), machine: { cpus: os.cpus().length, node: process.version }, ...report }, null, 2)}\n`,
+  );
+  log(`\nwrote ${path.relative(process.cwd(), file)}`);
+}
+
 async function main() {
   const settings = readSettings();
   const log = (message) => console.log(message);
-  const tmpDir = fs.mkdtempSync(path.join(os.tmpdir(), 'switchboard-bench-'));
   log(`bench: ${os.cpus().length} cores, node ${process.version}; every process runs on this machine`);
+  if (settings.soak) return soak(settings, log);
+  const tmpDir = fs.mkdtempSync(path.join(os.tmpdir(), 'switchboard-bench-'));
 
   const upstream = await forkReady('upstream.js', {
     BENCH_STREAM_CHUNKS: String(settings.streamChunks),
@@ -594,7 +644,11 @@ async function main() {
     } else {
       log('\n[gateway] starting');
       try {
-        gateway = await startGateway({ upstreamUrl: upstream.url, tmpDir });
+        gateway = await startGateway({
+          upstreamUrl: upstream.url,
+          tmpDir,
+          nodeArgs: settings.gatewayNodeArgs,
+        });
         track(gateway.child);
         const problem = await probe({ url: gateway.url, headers: gateway.headers });
         if (problem) gatewayUnavailable = problem;

@@ -5,3 +5,4 @@ export * from './anthropic-mock';
 export * from './gemini-mock';
 export * from './bedrock-mock';
 export * from './cohere-mock';
+export * from './realtime-mock';

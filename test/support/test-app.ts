@@ -59,6 +59,8 @@ export async function createTestDatabase(): Promise<TestDatabase> {
 }
 
 export const TEST_ADMIN_KEY = `sb-test-admin-${'x'.repeat(40)}`;
+/** The master key of test apps: tests that look for ciphertext can open it with this. */
+export const TEST_ENCRYPTION_KEY = '5b'.repeat(32);
 
 export interface TestApp {
   app: NestFastifyApplication;
@@ -81,11 +83,15 @@ export async function startTestApp(
   options: { listen?: boolean } = {},
 ): Promise<TestApp> {
   const db = database ?? (await createTestDatabase());
+  // Spill files and any generated key go to a folder of this app's own, never the working tree.
+  const dataDir = mkdtempSync(join(tmpdir(), 'switchboard-data-'));
   const config = loadConfig({
     DATABASE_URL: db.url,
+    GATEWAY_DATA_DIR: dataDir,
+    GATEWAY_ENCRYPTION_KEY: TEST_ENCRYPTION_KEY,
     GATEWAY_ADMIN_KEY: TEST_ADMIN_KEY,
     GATEWAY_JOBS: 'false',
-    LOG_LEVEL: 'silent',
+    LOG_LEVEL: process.env.SB_TEST_LOG_LEVEL ?? 'silent',
     ...(process.env.REDIS_URL ? { REDIS_URL: process.env.REDIS_URL } : {}),
     ...env,
   });
@@ -125,6 +131,7 @@ export async function startTestApp(
     async close() {
       await app.close();
       if (!database) await db.drop();
+      rmSync(dataDir, { recursive: true, force: true });
     },
   };
 }

@@ -6,6 +6,8 @@ import { Logger } from 'nestjs-pino';
 import { ErrorEnvelopeFilter, TRACE_ID_HEADER, createValidationPipe } from '@switchboard/common';
 import { AppConfig } from '@switchboard/config';
 import { registerGatewayBodyParsers } from '@switchboard/gateway';
+import { registerAccessLog } from './access-log';
+import { closeConnectionsOnceIdle } from './drain-on-close';
 import { AppModule } from './app.module';
 import { OpenApiDocument } from './openapi.controller';
 
@@ -32,6 +34,8 @@ export async function createApp(
     reply.header(TRACE_ID_HEADER, request.traceId);
     done();
   });
+  registerAccessLog(fastify);
+  closeConnectionsOnceIdle(fastify);
 
   const app = await NestFactory.create<NestFastifyApplication>(AppModule.forRoot(config), adapter, {
     bufferLogs: options.bufferLogs ?? true,

@@ -1,6 +1,9 @@
 import 'reflect-metadata';
 import { ConfigValidationError, loadConfig } from '@switchboard/config';
 import { createApp } from './create-app';
+import { applyRuntimeFixes } from './runtime-fixes';
+
+applyRuntimeFixes();
 
 async function main(): Promise<void> {
   let config;

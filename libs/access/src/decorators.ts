@@ -1,5 +1,16 @@
-import { SetMetadata, createParamDecorator, ExecutionContext } from '@nestjs/common';
+import {
+  CallHandler,
+  ExecutionContext,
+  Injectable,
+  NestInterceptor,
+  SetMetadata,
+  UseInterceptors,
+  applyDecorators,
+  createParamDecorator,
+} from '@nestjs/common';
+import { ModuleRef } from '@nestjs/core';
 import type { FastifyRequest } from 'fastify';
+import type { Observable } from 'rxjs';
 import type { Principal } from '@switchboard/common';
 import { Permission } from './permissions';
 
@@ -15,9 +26,37 @@ export interface AuditTarget {
   idParam?: string;
 }
 
-/** The route needs an authenticated principal holding `permission`. Declares only; the global guard decides. */
-export const Authenticated = (options: { permission: Permission | null; audit?: AuditTarget }) =>
-  SetMetadata(ACCESS_METADATA, { public: false, ...options } satisfies AccessRule);
+/** The audit module provides the interceptor that records an audited route's outcome under this token. */
+export const AUDIT_INTERCEPTOR = Symbol('AUDIT_INTERCEPTOR');
+
+/**
+ * Bound only to routes that declare `audit`, so that every other route (the data plane above
+ * all) runs with no interceptor at all. It lives here, not in the audit module, because that
+ * module depends on this one; it finds the audit module's interceptor once, by token.
+ */
+@Injectable()
+export class AuditedRouteInterceptor implements NestInterceptor {
+  private delegate: NestInterceptor | undefined;
+
+  constructor(private readonly modules: ModuleRef) {}
+
+  intercept(
+    context: ExecutionContext,
+    next: CallHandler,
+  ): Observable<unknown> | Promise<Observable<unknown>> {
+    this.delegate ??= this.modules.get<NestInterceptor>(AUDIT_INTERCEPTOR, { strict: false });
+    return this.delegate.intercept(context, next);
+  }
+}
+
+/**
+ * The route needs an authenticated principal holding `permission`. Declares only; the global
+ * guard decides. With `audit`, the route's outcome also goes to the audit trail.
+ */
+export const Authenticated = (options: { permission: Permission | null; audit?: AuditTarget }) => {
+  const rule = SetMetadata(ACCESS_METADATA, { public: false, ...options } satisfies AccessRule);
+  return options.audit ? applyDecorators(rule, UseInterceptors(AuditedRouteInterceptor)) : rule;
+};
 
 /** The route is open to anyone (health, invite acceptance). */
 export const Public = () => SetMetadata(ACCESS_METADATA, { public: true } satisfies AccessRule);

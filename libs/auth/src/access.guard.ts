@@ -22,11 +22,28 @@ export class AccessGuard implements CanActivate {
     private readonly audit: AuditService,
   ) {}
 
+  /** A route's rule never changes: read once per (controller, handler), not on every request. */
+  private readonly rules = new WeakMap<object, WeakMap<object, AccessRule | null>>();
+
+  private ruleOf(context: ExecutionContext): AccessRule | undefined {
+    const handler = context.getHandler();
+    const owner = context.getClass();
+    let byHandler = this.rules.get(owner);
+    if (!byHandler) {
+      byHandler = new WeakMap();
+      this.rules.set(owner, byHandler);
+    }
+    let rule = byHandler.get(handler);
+    if (rule === undefined) {
+      rule =
+        this.reflector.getAllAndOverride<AccessRule | undefined>(ACCESS_METADATA, [handler, owner]) ?? null;
+      byHandler.set(handler, rule);
+    }
+    return rule ?? undefined;
+  }
+
   async canActivate(context: ExecutionContext): Promise<boolean> {
-    const rule = this.reflector.getAllAndOverride<AccessRule | undefined>(ACCESS_METADATA, [
-      context.getHandler(),
-      context.getClass(),
-    ]);
+    const rule = this.ruleOf(context);
     if (rule?.public) return true;
     const request = context.switchToHttp().getRequest<FastifyRequest>();
     let failedKeyId: string | null = null;

@@ -126,7 +126,32 @@ export class AuthenticationService implements OnModuleInit {
       (key.type === 'organisation-user' && (facts.user?.role === 'owner' || facts.user?.role === 'admin'));
     const principal: Principal = {
       organisationId: key.organisation_id,
-      apiKey: { id: key.id, type: key.type, scopes: key.scopes, defaults: key.defaults },
+      apiKey: {
+        id: key.id,
+        type: key.type,
+        scopes: key.scopes,
+        defaults: key.defaults,
+        limits:
+          (key.rate_limits?.length ?? 0) > 0 || key.usage_limits
+            ? {
+                id: key.id,
+                name: key.name,
+                rateLimits: key.rate_limits,
+                usageLimits: key.usage_limits,
+                alertEmails: key.alert_emails,
+              }
+            : null,
+      },
+      workspaceLimits:
+        facts.workspace && (facts.workspace.usageLimits.length > 0 || facts.workspace.rateLimits.length > 0)
+          ? {
+              id: facts.workspace.id,
+              name: facts.workspace.name,
+              rateLimits: facts.workspace.rateLimits,
+              usageLimits: facts.workspace.usageLimits,
+              alertEmails: null,
+            }
+          : null,
       user: facts.user ?? undefined,
       workspaceId: key.workspace_id,
       workspaceRole: facts.workspaceRole,

@@ -7,6 +7,15 @@ export type ApiKeyType =
 export type OrganisationRole = 'owner' | 'admin' | 'member';
 export type WorkspaceRole = 'admin' | 'manager' | 'member';
 
+/** Limits stored inline on an API key or a workspace (shapes of limits.dto.ts), for the policies. */
+export interface InlineLimitSource {
+  id: string;
+  name: string | null;
+  rateLimits: readonly unknown[] | null;
+  usageLimits: unknown;
+  alertEmails: readonly string[] | null;
+}
+
 export interface Principal {
   organisationId: string;
   /** Present for API-key authentication. */
@@ -19,7 +28,11 @@ export interface Principal {
       config_id?: string;
       allow_config_override?: boolean;
     } | null;
+    /** The key's own usage and rate limits, when it has any. */
+    limits: InlineLimitSource | null;
   };
+  /** The workspace's own usage and rate limits, when it has any. */
+  workspaceLimits?: InlineLimitSource | null;
   /** The human behind a user key (or a JWT). */
   user?: { id: string; email: string; role: OrganisationRole };
   /** Set for workspace keys: the one workspace they act in. Null for organisation-wide principals. */

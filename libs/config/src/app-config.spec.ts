@@ -10,7 +10,9 @@ describe('loadConfig', () => {
       redisUrl: null,
       adminKey: null,
       encryptionKey: null,
+      previousEncryptionKeys: [],
       jobsEnabled: true,
+      policies: { redisPrefix: 'switchboard:policies:', flushIntervalMs: 1000, smtp: null },
     });
   });
 
@@ -33,6 +35,8 @@ describe('loadConfig', () => {
         GATEWAY_ADMIN_KEY: 'short',
         GATEWAY_ENCRYPTION_KEY: 'nope',
         GATEWAY_JOBS: 'maybe',
+        GATEWAY_POLICY_FLUSH_MS: '10',
+        SMTP_URL: 'http://mail',
       });
     } catch (caught) {
       error = caught;
@@ -46,6 +50,8 @@ describe('loadConfig', () => {
       'GATEWAY_ADMIN_KEY',
       'GATEWAY_ENCRYPTION_KEY',
       'GATEWAY_JOBS',
+      'GATEWAY_POLICY_FLUSH_MS',
+      'SMTP_URL',
     ]) {
       expect(problems).toContain(name);
     }

@@ -1,4 +1,5 @@
 import { isIP } from 'node:net';
+import { PoliciesSettings, loadPoliciesSettings } from './policies-settings';
 
 /** The operational contract of DESIGN.md, validated once at start. */
 export interface AppConfig {
@@ -8,6 +9,8 @@ export interface AppConfig {
   redisUrl: string | null;
   adminKey: string | null;
   encryptionKey: string | null;
+  /** Former master keys, still accepted for decryption until `npm run secrets:reencrypt` has run. */
+  previousEncryptionKeys: string[];
   jobsEnabled: boolean;
   logLevel: 'fatal' | 'error' | 'warn' | 'info' | 'debug' | 'trace' | 'silent';
   /** Public base URL (without /v1) used in links we hand out, e.g. invite links. */
@@ -20,6 +23,8 @@ export interface AppConfig {
   inviteTtlMs: number;
   /** Request and response bodies are kept in logs up to this many characters each; 0 keeps none. */
   logBodyMaxBytes: number;
+  /** Counters, usage flushing and alert mail of the policies area (policies-settings.ts). */
+  policies: PoliciesSettings;
 }
 
 export class ConfigValidationError extends Error {
@@ -100,12 +105,17 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): AppConfig {
   }
 
   const encryptionKey = env.GATEWAY_ENCRYPTION_KEY || null;
-  if (encryptionKey !== null) {
-    const bytes = Buffer.from(encryptionKey, 'base64');
-    const isHex = /^[0-9a-fA-F]{64}$/.test(encryptionKey);
-    if (!isHex && bytes.length !== 32) {
-      problems.push('GATEWAY_ENCRYPTION_KEY must be 32 bytes, as 64 hex characters or base64');
-    }
+  if (encryptionKey !== null && !isMasterKey(encryptionKey)) {
+    problems.push('GATEWAY_ENCRYPTION_KEY must be 32 bytes, as 64 hex characters or base64');
+  }
+  const previousEncryptionKeys = (env.GATEWAY_ENCRYPTION_KEYS_PREVIOUS ?? '')
+    .split(',')
+    .map((value) => value.trim())
+    .filter((value) => value.length > 0);
+  if (previousEncryptionKeys.some((value) => !isMasterKey(value))) {
+    problems.push(
+      'GATEWAY_ENCRYPTION_KEYS_PREVIOUS must be a comma-separated list of 32-byte keys (hex or base64)',
+    );
   }
 
   const publicUrl = env.GATEWAY_PUBLIC_URL ? env.GATEWAY_PUBLIC_URL.replace(/\/+$/, '') : null;
@@ -144,7 +154,15 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): AppConfig {
     problems,
   );
 
-  if (problems.length > 0) throw new ConfigValidationError(problems);
+  let policies: PoliciesSettings | null = null;
+  try {
+    policies = loadPoliciesSettings(env);
+  } catch (error) {
+    if (!(error instanceof ConfigValidationError)) throw error;
+    problems.push(...error.problems);
+  }
+
+  if (problems.length > 0 || policies === null) throw new ConfigValidationError(problems);
   return {
     port,
     host,
@@ -152,6 +170,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): AppConfig {
     redisUrl,
     adminKey,
     encryptionKey,
+    previousEncryptionKeys,
     jobsEnabled,
     publicUrl,
     logLevel,
@@ -159,5 +178,17 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): AppConfig {
     keyRotationTransitionMs,
     inviteTtlMs,
     logBodyMaxBytes,
+    policies,
   };
+}
+
+/** A master key is 32 bytes, written as 64 hex characters or as base64. */
+export function isMasterKey(value: string): boolean {
+  if (/^[0-9a-fA-F]{64}$/.test(value)) return true;
+  return /^[A-Za-z0-9+/]+={0,2}$/.test(value) && Buffer.from(value, 'base64').length === 32;
+}
+
+/** The 32 key bytes of a master key accepted by `isMasterKey`. */
+export function masterKeyBytes(value: string): Buffer {
+  return /^[0-9a-fA-F]{64}$/.test(value) ? Buffer.from(value, 'hex') : Buffer.from(value, 'base64');
 }

@@ -1,2 +1,3 @@
 export * from './app-config';
 export * from './config.module';
+export * from './policies-settings';

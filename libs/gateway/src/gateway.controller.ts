@@ -1,7 +1,9 @@
 import { All, Controller, Delete, Get, Post, Req, Res } from '@nestjs/common';
-import { ApiHeader, ApiOperation, ApiTags } from '@nestjs/swagger';
+import { RouteConfig } from '@nestjs/platform-fastify';
+import { ApiHeader, ApiOperation, ApiQuery, ApiResponse, ApiTags } from '@nestjs/swagger';
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import { Authenticated } from '@switchboard/access';
+import { GatewayErrors } from './gateway.errors';
 import { GatewayService } from './gateway.service';
 import { OPENAI_PROXY_PREFIXES } from './route-table';
 
@@ -21,6 +23,8 @@ const PROVIDER_HEADERS = [
 function documented(summary: string): MethodDecorator {
   return (target, key, descriptor) => {
     ApiOperation({ summary })(target, key, descriptor);
+    // Data-plane routes write their own log records; the control plane's access log skips them.
+    RouteConfig({ dataPlane: true })(target, key, descriptor);
     for (const decorator of PROVIDER_HEADERS) decorator(target, key, descriptor);
   };
 }
@@ -134,6 +138,22 @@ export class GatewayController {
   @documented('One model of the chosen provider')
   model(@Req() request: FastifyRequest, @Res() reply: FastifyReply) {
     return this.gateway.handle('models.retrieve', request, reply);
+  }
+
+  @Get('realtime')
+  @Authenticated({ permission: 'completions.write' })
+  @ApiQuery({
+    name: 'model',
+    required: false,
+    description: 'The realtime model (OpenAI) or deployment (Azure)',
+  })
+  @ApiResponse({ status: 101, description: 'Switching protocols: the session is relayed to the provider' })
+  @documented(
+    'Realtime: a WebSocket relayed to the provider (OpenAI, Azure OpenAI). A plain GET answers 426; browsers may send the gateway key as the subprotocol x-gateway-api-key.<key>',
+  )
+  realtime(): never {
+    // Upgrades never reach Fastify: RealtimeProxy answers them on the server's upgrade event.
+    throw GatewayErrors.upgradeRequired();
   }
 
   @All(OPENAI_PROXY_PREFIXES.flatMap((prefix) => [prefix, `${prefix}/*`]))

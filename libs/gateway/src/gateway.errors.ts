@@ -45,6 +45,15 @@ export const GatewayErrors = {
     ),
   upstreamUnreachable: (provider: string, detail: string) =>
     new AppError(502, 'upstream_unreachable', `Could not reach ${provider}: ${detail}`, null, 'api_error'),
+  realtimeCredentials: (message: string, param: string) =>
+    new AppError(400, 'missing_credentials', message, param),
+  upgradeRequired: () =>
+    new AppError(
+      426,
+      'upgrade_required',
+      'GET /v1/realtime is a WebSocket endpoint: connect with Connection: Upgrade and Upgrade: websocket',
+      null,
+    ),
   upstreamTimeout: (provider: string) =>
     new AppError(408, 'upstream_timeout', `${provider} did not answer in time`, null, 'timeout_error'),
 };

@@ -1,13 +1,21 @@
 import { Module } from '@nestjs/common';
+import { AuthModule } from '@switchboard/auth';
+import { ConfigsModule } from '@switchboard/configs';
+import { IntegrationsModule } from '@switchboard/integrations';
 import { LOG_SINK, LogWriter, ObservabilityModule } from '@switchboard/observability';
+import { PoliciesModule } from '@switchboard/policies';
 import { GatewayController, PassthroughController } from './gateway.controller';
 import { GatewayService } from './gateway.service';
+import { RealtimeProxy } from './realtime/realtime.proxy';
 
-/** The data plane: its records go to the observability module's batched writer. */
+/**
+ * The data plane: HTTP routes, and the realtime WebSocket proxy on the server's upgrade event.
+ * Its records go to the observability module's batched writer.
+ */
 @Module({
-  imports: [ObservabilityModule],
+  imports: [ObservabilityModule, AuthModule, IntegrationsModule, ConfigsModule, PoliciesModule],
   controllers: [GatewayController],
-  providers: [GatewayService, { provide: LOG_SINK, useExisting: LogWriter }],
+  providers: [GatewayService, RealtimeProxy, { provide: LOG_SINK, useExisting: LogWriter }],
   exports: [GatewayService],
 })
 export class GatewayModule {}

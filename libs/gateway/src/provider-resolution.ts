@@ -1,4 +1,5 @@
 import { IncomingHttpHeaders } from 'node:http';
+import type { ResolvedProvider } from '@switchboard/integrations';
 import { ProviderAdapter, ProviderCredentials, getProviderAdapter } from '@switchboard/providers';
 import { GatewayErrors } from './gateway.errors';
 
@@ -9,6 +10,29 @@ export interface ResolvedTarget {
   providerSlug: string | null;
   /** Params a config forces onto the body. */
   overrideParams: Record<string, unknown> | null;
+  /** The stored provider (`@slug` or virtual key) behind this target: models, pricing, limits. */
+  stored?: ResolvedProvider;
+}
+
+/** A stored target: from memory on a warm request; a promise only while a credential is first read. */
+export type LookupResult = ResolvedTarget | null | Promise<ResolvedTarget | null>;
+
+/** How stored providers and stored configs are found; each reads an in-memory cache. */
+export interface TargetLookups {
+  providerSlug?: (slug: string) => LookupResult;
+  virtualKey?: (slug: string) => LookupResult;
+  config?: (ref: string) => ResolvedTarget | null;
+}
+
+function found(result: LookupResult, notFound: () => Error): ResolvedTarget | Promise<ResolvedTarget> {
+  if (result instanceof Promise) {
+    return result.then((target) => {
+      if (!target) throw notFound();
+      return target;
+    });
+  }
+  if (!result) throw notFound();
+  return result;
 }
 
 /** Provider-specific credential headers for direct authentication. */
@@ -55,7 +79,8 @@ function header(headers: IncomingHttpHeaders, name: string): string | undefined 
   return Array.isArray(value) ? value[0] : value;
 }
 
-function bearer(headers: IncomingHttpHeaders): string | undefined {
+/** The provider key of direct auth: `Authorization: Bearer <key>`. */
+export function bearer(headers: IncomingHttpHeaders): string | undefined {
   const authorization = header(headers, 'authorization');
   if (!authorization) return undefined;
   return authorization.replace(/^Bearer\s+/i, '');
@@ -83,31 +108,28 @@ function adapterFor(name: string): ProviderAdapter {
  * providers (`@slug`, virtual keys) and stored configs are resolved by the `lookup` callbacks,
  * which read in-memory caches.
  */
+export function resolveTarget(headers: IncomingHttpHeaders): ResolvedTarget | null;
 export function resolveTarget(
   headers: IncomingHttpHeaders,
-  lookup: {
-    providerSlug?: (slug: string) => ResolvedTarget | null;
-    virtualKey?: (slug: string) => ResolvedTarget | null;
-    config?: (ref: string) => ResolvedTarget | null;
-  } = {},
-): ResolvedTarget | null {
+  lookup: TargetLookups,
+): ResolvedTarget | Promise<ResolvedTarget> | null;
+export function resolveTarget(
+  headers: IncomingHttpHeaders,
+  lookup: TargetLookups = {},
+): ResolvedTarget | Promise<ResolvedTarget> | null {
   const configHeader = header(headers, 'x-gateway-config');
   if (configHeader) return resolveConfig(configHeader, headers, lookup.config);
 
   const virtualKey = header(headers, 'x-gateway-virtual-key');
   if (virtualKey) {
-    const target = lookup.virtualKey?.(virtualKey) ?? null;
-    if (!target) throw GatewayErrors.virtualKeyNotFound(virtualKey);
-    return target;
+    return found(lookup.virtualKey?.(virtualKey) ?? null, () => GatewayErrors.virtualKeyNotFound(virtualKey));
   }
 
   const provider = header(headers, 'x-gateway-provider');
   if (!provider) return null;
   if (provider.startsWith('@')) {
     const slug = provider.slice(1);
-    const target = lookup.providerSlug?.(slug) ?? null;
-    if (!target) throw GatewayErrors.providerSlugNotFound(slug);
-    return target;
+    return found(lookup.providerSlug?.(slug) ?? null, () => GatewayErrors.providerSlugNotFound(slug));
   }
   const credentials: ProviderCredentials = {};
   const apiKey = bearer(headers);

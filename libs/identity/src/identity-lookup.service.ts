@@ -9,7 +9,13 @@ import { ApiKeyPolicy, resolveApiKeyPolicy } from './security-settings';
 
 export interface PrincipalFacts {
   user: { id: string; email: string; role: OrganisationRole } | null;
-  workspace: { id: string; status: 'active' | 'archived' } | null;
+  workspace: {
+    id: string;
+    name: string;
+    status: 'active' | 'archived';
+    usageLimits: unknown[];
+    rateLimits: unknown[];
+  } | null;
   workspaceRole: WorkspaceRole | null;
 }
 
@@ -42,7 +48,15 @@ export class IdentityLookupService {
     ]);
     return {
       user: user ? { id: user.id, email: user.email, role: user.role } : null,
-      workspace: workspace ? { id: workspace.id, status: workspace.status } : null,
+      workspace: workspace
+        ? {
+            id: workspace.id,
+            name: workspace.name,
+            status: workspace.status,
+            usageLimits: workspace.usage_limits ?? [],
+            rateLimits: workspace.rate_limits ?? [],
+          }
+        : null,
       workspaceRole: member?.role ?? null,
     };
   }

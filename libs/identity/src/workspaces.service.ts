@@ -142,8 +142,9 @@ export class WorkspacesService {
       if (dto.status !== undefined) workspace.status = dto.status;
       await manager.getRepository(WorkspaceEntity).save(workspace);
       if (archiving) await this.events.emit('workspace.archived', { manager, workspaceId: workspace.id });
-      if (dto.status !== undefined)
-        await this.events.emit('principals.changed', { reason: 'workspace status' });
+      // Principals carry the workspace's status and inline limits.
+      if (dto.status !== undefined || dto.usage_limits !== undefined || dto.rate_limits !== undefined)
+        await this.events.emit('principals.changed', { reason: 'workspace status or limits' });
       return toWorkspaceResponse(workspace);
     });
   }

@@ -121,34 +121,40 @@ function pickTier(tiers: readonly ContextTier[], promptTokens: number): ContextT
   return chosen;
 }
 
-function multiplierFor(multiplier: PricingMultiplier, key: string, fallbackKey?: string): number {
-  const specific = multiplier[key] ?? (fallbackKey === undefined ? undefined : multiplier[fallbackKey]);
-  return specific ?? multiplier.default ?? 1;
+/** The first multiplier set among `keys`, else `default`, else 1 (missing or null inherits). */
+function multiplierFor(multiplier: PricingMultiplier, keys: readonly string[]): number {
+  for (const key of keys) {
+    const value = multiplier[key];
+    if (value !== undefined && value !== null) return value;
+  }
+  return multiplier.default ?? 1;
 }
 
+/**
+ * Multiplier keys: rate names (`request_token`, ...) for token rates; `additional_units.<unit>`
+ * (or the bare unit name) for per-unit charges; `image` for per-image prices. A 1h cache write
+ * is a cache write: it follows `cache_write_input_token` unless set itself.
+ */
 function applyMultiplier(rates: Rates, multiplier: PricingMultiplier): Rates {
-  const scale = (
-    prices: Readonly<Record<string, number>>,
-    fallback?: (key: string) => string | undefined,
-  ) => {
+  const scale = (prices: Readonly<Record<string, number>>, keysOf: (key: string) => readonly string[]) => {
     const scaled: Record<string, number> = {};
-    for (const [key, price] of Object.entries(prices)) {
-      scaled[key] = price * multiplierFor(multiplier, key, fallback?.(key));
-    }
+    for (const [key, price] of Object.entries(prices))
+      scaled[key] = price * multiplierFor(multiplier, keysOf(key));
     return scaled;
   };
   const image: Record<string, Record<string, number>> = {};
-  const imageFactor = multiplier.default ?? 1;
+  const imageFactor = multiplierFor(multiplier, ['image']);
   for (const [quality, sizes] of Object.entries(rates.image)) {
     image[quality] = Object.fromEntries(
       Object.entries(sizes).map(([size, price]) => [size, price * imageFactor]),
     );
   }
   return {
-    units: scale(rates.units),
-    // A 1h cache write is a cache write: it follows the cache-write multiplier unless set itself.
+    units: scale(rates.units, (key) => [key]),
     additionalUnits: scale(rates.additionalUnits, (key) =>
-      key === 'cache_write_1h' ? 'cache_write_input_token' : undefined,
+      key === 'cache_write_1h'
+        ? [`additional_units.${key}`, key, 'cache_write_input_token']
+        : [`additional_units.${key}`, key],
     ),
     image,
   };

@@ -1,0 +1,14 @@
+export * from './at-rest';
+export * from './secret-cipher';
+export * from './secrets.module';
+export * from './secrets.errors';
+export * from './secret-resolver';
+export * from './secret-reference.config';
+export * from './managers/secret-manager.types';
+export * from './managers/secret-manager.factory';
+export * from './managers/vault.client';
+export * from './managers/aws-secrets-manager.client';
+export * from './managers/azure-key-vault.client';
+export type { AwsCredentials } from './managers/aws-credentials';
+export { signAws, awsServiceEndpoint } from './managers/aws-credentials';
+export * from './reencrypt/reencrypt-secrets';

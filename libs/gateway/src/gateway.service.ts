@@ -44,7 +44,7 @@ import {
 } from '@switchboard/providers';
 import { GatewayErrors } from './gateway.errors';
 import { topLevelJsonValue } from './json-scan';
-import { inlineLimitsFor } from './policy-context';
+import { inlineLimitsFor, providerLimits } from './policy-context';
 import { ResolvedTarget, TargetLookups, bearer, resolveTarget } from './provider-resolution';
 import { readTraceHeaders } from './request-headers';
 import { applyTraceHeaders, completeLogRecord, newLogRecord } from './request-log';
@@ -85,6 +85,13 @@ interface Attempt {
   stored: ResolvedProvider | undefined;
   /** The policies' hold on this request, settled (or released) when it ends. */
   reservation: Reservation | null;
+  /**
+   * Under a config, each stored provider the engine tried holds a reservation of its own limits;
+   * the one that served is settled with the request, the others are released when routing ends.
+   */
+  providerHolds: ProviderHold[] | null;
+  /** The hold of the provider whose answer was relayed, settled with the request's usage. */
+  servedHold: ProviderHold | null;
   /** Whether a provider was called (settle) or not (release). */
   called: boolean;
   /** A streamed answer being recorded for the response cache. */
@@ -115,6 +122,13 @@ interface PreparedCall {
 }
 
 /** One attempt of a routed request, as the routing engine hands it back. */
+interface ProviderHold {
+  call: PreparedCall;
+  reservation: Reservation;
+  /** Whether the call went out to the provider (then it counts) or stopped before (released). */
+  called: boolean;
+}
+
 interface RoutedCall {
   call: PreparedCall;
   response: UpstreamResponse;
@@ -236,6 +250,8 @@ export class GatewayService implements OnApplicationShutdown {
       responseText: '',
       stored: undefined,
       reservation: null,
+      providerHolds: null,
+      servedHold: null,
       called: false,
       recorder: null,
       record: newLogRecord(route, principal, {
@@ -519,6 +535,7 @@ export class GatewayService implements OnApplicationShutdown {
       (target, context) => this.routedAttempt(target, context, facts, request, attempt),
     );
     record.retryCount = result.retryCount;
+    this.closeProviderHolds(attempt, result.outcome.result?.call);
     this.logOtherAttempts(result, attempt);
     if (result.aborted || cancel.aborted) throw new Error('client closed the connection');
 
@@ -575,10 +592,12 @@ export class GatewayService implements OnApplicationShutdown {
       context.body,
       target.strictOpenAiCompliance ?? null,
     );
+    const hold = call.stored ? await this.admitProvider(call, facts, attempt) : null;
     const upstreamRequest = await call.adapter.buildRequest(call.ctx);
     if (hasKeys(context.forwardHeaders)) Object.assign(upstreamRequest.headers, context.forwardHeaders);
     if (call.stored?.customHeaders) Object.assign(upstreamRequest.headers, call.stored.customHeaders);
     attempt.called = true;
+    if (hold) hold.called = true;
     const response = await this.upstream.call(upstreamRequest, context.signal);
     const status = response.statusCode;
     if (status >= 400) {
@@ -589,6 +608,49 @@ export class GatewayService implements OnApplicationShutdown {
       return { status, result: { call, response, buffer: await readBody(response) } };
     }
     return { status, result: { call, response, buffer: null } };
+  }
+
+  /**
+   * The limits of a stored provider the routing engine picked: the request's own policies and
+   * limits were checked once before routing, this checks only the provider's (and its grant's).
+   * A refusal (429, 412) fails this target, so a fallback can still serve the request.
+   */
+  private async admitProvider(
+    call: PreparedCall,
+    facts: RequestFacts,
+    attempt: Attempt,
+  ): Promise<ProviderHold | null> {
+    const limits = providerLimits(call.stored!);
+    if (limits.length === 0) return null;
+    const { principal, record } = attempt;
+    const reservation = await this.policies.check({
+      organisationId: principal.organisationId,
+      workspaceId: principal.workspaceId,
+      apiKeyId: principal.apiKey?.id ?? null,
+      userId: principal.user?.id ?? null,
+      metadata: (record.metadata as Record<string, string> | null) ?? NO_METADATA,
+      inline: limits,
+      policies: false,
+      estimate: tokenEstimate(facts),
+    });
+    const hold: ProviderHold = { call, reservation, called: false };
+    (attempt.providerHolds ??= []).push(hold);
+    return hold;
+  }
+
+  /**
+   * When routing ends: the hold of the provider whose answer is relayed waits for the usage;
+   * the other targets tried count as requests that used nothing, or are released if never called.
+   */
+  private closeProviderHolds(attempt: Attempt, served: PreparedCall | undefined): void {
+    const holds = attempt.providerHolds;
+    if (!holds) return;
+    attempt.providerHolds = null;
+    for (const hold of holds) {
+      if (served && hold.call === served && hold.called) attempt.servedHold = hold;
+      else if (hold.called) void this.policies.settle(hold.reservation, { tokens: 0, cost: 0 });
+      else void this.policies.release(hold.reservation);
+    }
   }
 
   /** A config target as a provider with credentials: by name, `@slug`, virtual key, or the request's own. */
@@ -922,11 +984,14 @@ export class GatewayService implements OnApplicationShutdown {
       stored ? (model) => pricingFor(stored, model) : undefined,
     );
     this.logs.enqueue(record);
+    const usage = { tokens: record.totalTokens, cost: record.cost ?? 0 };
     const reservation = attempt.reservation;
     if (reservation) {
-      if (attempt.called)
-        void this.policies.settle(reservation, { tokens: record.totalTokens, cost: record.cost ?? 0 });
+      if (attempt.called) void this.policies.settle(reservation, usage);
       else void this.policies.release(reservation);
     }
+    if (attempt.servedHold) void this.policies.settle(attempt.servedHold.reservation, usage);
+    // Holds still open here belong to routing that threw before it ended.
+    this.closeProviderHolds(attempt, undefined);
   }
 }

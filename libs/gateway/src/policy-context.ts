@@ -41,7 +41,8 @@ function principalLimits(principal: Principal): readonly InlineLimits[] {
   return limits;
 }
 
-function providerLimits(provider: ResolvedProvider): readonly InlineLimits[] {
+/** A stored provider's own limits and its integration grant's, empty when it has none. */
+export function providerLimits(provider: ResolvedProvider): readonly InlineLimits[] {
   let limits = ofProvider.get(provider);
   if (!limits) {
     const list: InlineLimits[] = [];

@@ -65,6 +65,11 @@ export interface InlineLimits {
 export interface EnforcementContext extends MatchContext {
   inline?: readonly InlineLimits[];
   /**
+   * False checks only `inline`: a routed request's stored provider, chosen by the routing engine
+   * after the request's policies were already checked (and counted) once.
+   */
+  policies?: boolean;
+  /**
    * What the call may use at most, reserved until settlement: tokens (prompt + max output) for
    * token limits and token budgets, dollars for cost budgets. Without it a token limit or budget
    * admits while any room is left, and concurrent calls can together pass the limit by what they
@@ -188,9 +193,14 @@ export class PolicyEnforcer {
     const budgetMeta: BudgetMeta[] = [];
     const budgetHolds: BudgetHold[] = [];
 
-    const workspace = this.registry.workspaceBucket(context.organisationId, context.workspaceId);
-    const organisation = this.registry.organisationBucket(context.organisationId);
-    for (const bucket of [workspace, organisation]) {
+    const buckets =
+      context.policies === false
+        ? []
+        : [
+            this.registry.workspaceBucket(context.organisationId, context.workspaceId),
+            this.registry.organisationBucket(context.organisationId),
+          ];
+    for (const bucket of buckets) {
       for (const policy of bucket.rates) {
         if (!policy.matcher.matches(context)) continue;
         const valueKey = policy.matcher.valueKey(context);

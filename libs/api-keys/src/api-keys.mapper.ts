@@ -1,6 +1,18 @@
-import type { ApiKeyEntity } from './entities/api-key.entity';
+import type { ApiKeyEntity, ApiKeyStatus } from './entities/api-key.entity';
 
-export function toApiKeyResponse(key: ApiKeyEntity) {
+/**
+ * Expiry first: an expired key is refused at authentication whatever its budget. `exhausted` is
+ * never stored (authentication would refuse the key with 401, where the enforcer answers 412
+ * naming the budget); it is read from the budget's counters, so a reset or a raised limit shows
+ * at once.
+ */
+export function apiKeyStatus(key: ApiKeyEntity, budgetExhausted: boolean, now = new Date()): ApiKeyStatus {
+  if (key.status === 'active' && key.expires_at && key.expires_at <= now) return 'expired';
+  if (key.status === 'active' && budgetExhausted) return 'exhausted';
+  return key.status;
+}
+
+export function toApiKeyResponse(key: ApiKeyEntity, budgetExhausted = false) {
   return {
     object: 'api-key' as const,
     id: key.id,
@@ -11,8 +23,7 @@ export function toApiKeyResponse(key: ApiKeyEntity) {
     organisation_id: key.organisation_id,
     workspace_id: key.workspace_id,
     user_id: key.user_id,
-    status:
-      key.expires_at && key.status === 'active' && key.expires_at <= new Date() ? 'expired' : key.status,
+    status: apiKeyStatus(key, budgetExhausted),
     scopes: key.scopes,
     defaults: key.defaults,
     rate_limits: key.rate_limits,

@@ -1,10 +1,18 @@
-import { Inject, Injectable, OnModuleInit } from '@nestjs/common';
+import { Inject, Injectable, OnModuleInit, Optional } from '@nestjs/common';
 import { InjectDataSource } from '@nestjs/typeorm';
 import { randomUUID } from 'node:crypto';
 import { DataSource, EntityManager, In, LessThan } from 'typeorm';
 import { KEY_CAPABILITIES, isAdminKeyType, managesWorkspace, validateKeyScopes } from '@switchboard/access';
 import { APP_CONFIG, AppConfig } from '@switchboard/config';
-import { ApiKeyType, DomainEvents, Principal, listEnvelope, toPage } from '@switchboard/common';
+import {
+  ApiKeyType,
+  DomainEvents,
+  INLINE_USAGE_STATUS,
+  InlineUsageStatus,
+  Principal,
+  listEnvelope,
+  toPage,
+} from '@switchboard/common';
 import { insertable } from '@switchboard/database';
 import { IdentityLookupService, WorkspacesService } from '@switchboard/identity';
 import { ApiKeyEntity } from './entities/api-key.entity';
@@ -15,6 +23,11 @@ import { generateRawKey, hashKey, maskKey } from './key-material';
 
 const DAY_MS = 24 * 60 * 60 * 1000;
 
+const NO_BUDGETS_COUNTED: InlineUsageStatus = {
+  exhausted: async () => new Set<string>(),
+  reset: async () => undefined,
+};
+
 export function toKeyType(type: string, subType: string): ApiKeyType {
   if ((type === 'organisation' || type === 'workspace') && (subType === 'service' || subType === 'user')) {
     return `${type}-${subType}`;
@@ -24,13 +37,18 @@ export function toKeyType(type: string, subType: string): ApiKeyType {
 
 @Injectable()
 export class ApiKeysService implements OnModuleInit {
+  private readonly usageStatus: InlineUsageStatus;
+
   constructor(
     @InjectDataSource() private readonly dataSource: DataSource,
     @Inject(APP_CONFIG) private readonly config: AppConfig,
     private readonly workspaces: WorkspacesService,
     private readonly identity: IdentityLookupService,
     private readonly events: DomainEvents,
-  ) {}
+    @Optional() @Inject(INLINE_USAGE_STATUS) usageStatus?: InlineUsageStatus,
+  ) {
+    this.usageStatus = usageStatus ?? NO_BUDGETS_COUNTED;
+  }
 
   onModuleInit(): void {
     // A departed user's keys go with them, in the same transaction as the removal.
@@ -127,15 +145,16 @@ export class ApiKeysService implements OnModuleInit {
     const [rows, total] = await this.dataSource
       .getRepository(ApiKeyEntity)
       .findAndCount({ where, order: { created_at: 'DESC', id: 'ASC' }, skip, take });
-    return listEnvelope(rows.map(toApiKeyResponse), total);
+    return listEnvelope(await this.respond(rows), total);
   }
 
   async get(principal: Principal, id: string) {
-    return toApiKeyResponse(await this.findVisible(this.dataSource.manager, principal, id));
+    const [key] = await this.respond([await this.findVisible(this.dataSource.manager, principal, id)]);
+    return key;
   }
 
   async update(principal: Principal, id: string, dto: UpdateApiKeyDto) {
-    return this.dataSource.transaction(async (manager) => {
+    const updated = await this.dataSource.transaction(async (manager) => {
       const key = await this.findVisible(manager, principal, id);
       if (dto.scopes !== undefined) {
         validateKeyScopes(
@@ -159,8 +178,11 @@ export class ApiKeysService implements OnModuleInit {
       if (dto.alert_emails !== undefined) key.alert_emails = dto.alert_emails;
       await manager.getRepository(ApiKeyEntity).save(key);
       await this.events.emit('principals.changed', { reason: 'api key updated' });
-      return toApiKeyResponse(key);
+      return key;
     });
+    // After the commit: the budget status is read against the limits just saved.
+    const [response] = await this.respond([updated]);
+    return response;
   }
 
   async remove(principal: Principal, id: string) {
@@ -174,7 +196,7 @@ export class ApiKeysService implements OnModuleInit {
 
   /** A new secret; the previous one keeps working for the transition period, then stops. */
   async rotate(principal: Principal, id: string, dto: RotateApiKeyDto) {
-    return this.dataSource.transaction(async (manager) => {
+    const { key, raw } = await this.dataSource.transaction(async (manager) => {
       const key = await this.findVisible(manager, principal, id);
       const raw = generateRawKey();
       const transition = dto.key_transition_period_ms ?? this.config.keyRotationTransitionMs;
@@ -185,14 +207,15 @@ export class ApiKeysService implements OnModuleInit {
       key.last_rotated_at = new Date();
       await manager.getRepository(ApiKeyEntity).save(key);
       await this.events.emit('principals.changed', { reason: 'api key rotated' });
-      return {
-        ...toApiKeyResponse(key),
-        key: raw,
-        previous_key_expires_at: key.previous_key_expires_at
-          ? key.previous_key_expires_at.toISOString()
-          : null,
-      };
+      return { key, raw };
     });
+    // A new secret, the same key: its budget stays as used as it was.
+    const [response] = await this.respond([key]);
+    return {
+      ...response,
+      key: raw,
+      previous_key_expires_at: key.previous_key_expires_at ? key.previous_key_expires_at.toISOString() : null,
+    };
   }
 
   /** Marks keys past their expiry; idempotent, so a second run changes nothing. */
@@ -227,6 +250,15 @@ export class ApiKeysService implements OnModuleInit {
     if (current) return { key: current, viaPrevious: false };
     const previous = await repository.findOne({ where: { previous_key_hash: hash } });
     return previous ? { key: previous, viaPrevious: true } : null;
+  }
+
+  /** Responses for `keys`, `exhausted` where an inline budget of the key is used up. */
+  private async respond(keys: ApiKeyEntity[]) {
+    const owners = keys
+      .filter((key) => key.status === 'active' && key.usage_limits)
+      .map((key) => ({ id: key.id, usageLimits: key.usage_limits }));
+    const exhausted = owners.length > 0 ? await this.usageStatus.exhausted('api_key', owners) : null;
+    return keys.map((key) => toApiKeyResponse(key, exhausted?.has(key.id) ?? false));
   }
 
   private async findVisible(manager: EntityManager, principal: Principal, id: string): Promise<ApiKeyEntity> {

@@ -9,3 +9,4 @@ export * from './domain-events';
 export * from './ids';
 export * from './limits.dto';
 export * from './invalidation-bus';
+export * from './inline-usage-status';

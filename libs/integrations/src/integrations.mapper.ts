@@ -46,13 +46,23 @@ export function toIntegrationDetail(
   };
 }
 
-/** A provider's status as a client should read it: past its expiry it is expired. */
-export function effectiveStatus(row: ProviderEntity): string {
+/**
+ * A provider's status as a client should read it: past its expiry it is expired; with an inline
+ * budget used up in its current period, exhausted. That one is read from the budget's counters,
+ * never stored: the directory refuses a stored `exhausted` with 429 where the enforcer answers
+ * 412 naming the budget, and a reset or a raised limit would need the row rewritten.
+ */
+export function effectiveStatus(row: ProviderEntity, budgetExhausted = false): string {
   if (row.status === 'active' && row.expires_at && row.expires_at.getTime() <= Date.now()) return 'expired';
+  if (row.status === 'active' && budgetExhausted) return 'exhausted';
   return row.status;
 }
 
-export function toProviderResponse(row: ProviderEntity, integrationSlug: string | null) {
+export function toProviderResponse(
+  row: ProviderEntity,
+  integrationSlug: string | null,
+  budgetExhausted = false,
+) {
   return {
     object: 'provider' as const,
     id: row.id,
@@ -63,7 +73,7 @@ export function toProviderResponse(row: ProviderEntity, integrationSlug: string 
     integration_id: integrationSlug,
     ai_provider_id: row.ai_provider_id,
     workspace_id: row.workspace_id,
-    status: effectiveStatus(row),
+    status: effectiveStatus(row, budgetExhausted),
     is_default: row.is_default,
     usage_limits: row.usage_limits,
     rate_limits: row.rate_limits,
@@ -80,6 +90,7 @@ export function toVirtualKeyResponse(
   row: ProviderEntity,
   integrationSlug: string | null,
   secretSettings: Record<string, unknown>,
+  budgetExhausted = false,
 ) {
   return {
     object: 'virtual-key' as const,
@@ -90,7 +101,7 @@ export function toVirtualKeyResponse(
     provider: row.ai_provider_id,
     integration_id: integrationSlug,
     workspace_id: row.workspace_id,
-    status: effectiveStatus(row),
+    status: effectiveStatus(row, budgetExhausted),
     masked_key: row.key_mask,
     model_config: { ...toCamelSettings(row.configurations), ...maskSettings(secretSettings, true) },
     usage_limits: row.usage_limits,

@@ -1,8 +1,8 @@
-import { Injectable } from '@nestjs/common';
+import { Inject, Injectable, Optional } from '@nestjs/common';
 import { InjectDataSource } from '@nestjs/typeorm';
 import { randomUUID } from 'node:crypto';
 import { DataSource, EntityManager, In } from 'typeorm';
-import { Principal, listEnvelope, toPage } from '@switchboard/common';
+import { INLINE_USAGE_STATUS, InlineUsageStatus, Principal, listEnvelope, toPage } from '@switchboard/common';
 import { insertable } from '@switchboard/database';
 import { WorkspacesService } from '@switchboard/identity';
 import { SecretCipher } from '@switchboard/secrets';
@@ -125,6 +125,7 @@ export class ProvidersService {
     private readonly workspaces: WorkspacesService,
     private readonly secretReferences: SecretReferencesService,
     private readonly directory: ProviderDirectory,
+    @Optional() @Inject(INLINE_USAGE_STATUS) private readonly usageStatus?: InlineUsageStatus,
   ) {}
 
   async createProvider(principal: Principal, dto: CreateProviderDto) {
@@ -241,8 +242,11 @@ export class ProvidersService {
       .getRepository(ProviderEntity)
       .findAndCount({ where, order: { created_at: 'DESC', id: 'ASC' }, skip, take });
     const slugs = await this.integrationSlugs(this.dataSource.manager, rows);
+    const exhausted = await this.exhaustedBudgets(rows);
     return listEnvelope(
-      rows.map((row) => this.respond(row, kind, slugs.get(row.integration_id ?? '') ?? null)),
+      rows.map((row) =>
+        this.respond(row, kind, slugs.get(row.integration_id ?? '') ?? null, exhausted.has(row.id)),
+      ),
       total,
     );
   }
@@ -264,6 +268,7 @@ export class ProvidersService {
       await manager.getRepository(ProviderEntity).save(row);
       return row;
     });
+    if (dto.reset_usage) await this.usageStatus?.reset('provider', row.id);
     await this.directory.changed();
     return this.answer(row, 'provider');
   }
@@ -310,6 +315,7 @@ export class ProvidersService {
       await manager.getRepository(ProviderEntity).save(row);
       return row;
     });
+    if (dto.reset_usage) await this.usageStatus?.reset('provider', row.id);
     await this.directory.changed();
     return this.answer(row, 'virtual_key');
   }
@@ -342,6 +348,7 @@ export class ProvidersService {
       if (row.status === 'expired') row.status = 'active';
     }
     if (dto.status !== undefined) row.status = dto.status;
+    // A stored status only: the inline budget's counters are reset by the caller, after the commit.
     if (dto.reset_usage && row.status === 'exhausted') row.status = 'active';
   }
 
@@ -478,13 +485,23 @@ export class ProvidersService {
     return new Map(integrations.map((integration) => [integration.id, integration.slug]));
   }
 
-  private async answer(row: ProviderEntity, kind: Kind) {
-    const slugs = await this.integrationSlugs(this.dataSource.manager, [row]);
-    return this.respond(row, kind, slugs.get(row.integration_id ?? '') ?? null);
+  /** The rows whose own inline budget is used up in its current period (none without policies). */
+  private async exhaustedBudgets(rows: ProviderEntity[]): Promise<ReadonlySet<string>> {
+    const owners = rows
+      .filter((row) => row.status === 'active' && row.usage_limits)
+      .map((row) => ({ id: row.id, usageLimits: row.usage_limits }));
+    if (owners.length === 0 || !this.usageStatus) return new Set();
+    return this.usageStatus.exhausted('provider', owners);
   }
 
-  private respond(row: ProviderEntity, kind: Kind, integrationSlug: string | null) {
-    if (kind === 'provider') return toProviderResponse(row, integrationSlug);
-    return toVirtualKeyResponse(row, integrationSlug, openSettings(this.cipher, row).secret);
+  private async answer(row: ProviderEntity, kind: Kind) {
+    const slugs = await this.integrationSlugs(this.dataSource.manager, [row]);
+    const exhausted = await this.exhaustedBudgets([row]);
+    return this.respond(row, kind, slugs.get(row.integration_id ?? '') ?? null, exhausted.has(row.id));
+  }
+
+  private respond(row: ProviderEntity, kind: Kind, integrationSlug: string | null, budgetExhausted: boolean) {
+    if (kind === 'provider') return toProviderResponse(row, integrationSlug, budgetExhausted);
+    return toVirtualKeyResponse(row, integrationSlug, openSettings(this.cipher, row).secret, budgetExhausted);
   }
 }

@@ -1,6 +1,7 @@
-import { Inject, Logger, Module, OnApplicationShutdown } from '@nestjs/common';
+import { Global, Inject, Logger, Module, OnApplicationShutdown } from '@nestjs/common';
 import { TypeOrmModule } from '@nestjs/typeorm';
 import { ApiKeysModule } from '@switchboard/api-keys';
+import { INLINE_USAGE_STATUS } from '@switchboard/common';
 import { APP_CONFIG, AppConfig } from '@switchboard/config';
 import { IdentityModule } from '@switchboard/identity';
 import { AlertMailer } from './alerts/alert-mailer';
@@ -13,6 +14,7 @@ import { RedisCounterStore } from './counters/redis-counter-store';
 import { RateLimitPolicyEntity } from './entities/rate-limit-policy.entity';
 import { UsageLimitCounterEntity } from './entities/usage-limit-counter.entity';
 import { UsageLimitPolicyEntity } from './entities/usage-limit-policy.entity';
+import { InlineBudgetStatus } from './inline-budget-status';
 import { RateLimitPoliciesController, UsageLimitPoliciesController } from './policies.controller';
 import { POLICIES_SETTINGS, PoliciesSettings } from './policies.settings';
 import { PolicyEnforcer } from './policy-enforcer';
@@ -35,7 +37,13 @@ function createCounterStore(config: AppConfig, settings: PoliciesSettings): Coun
   return store;
 }
 
-/** Rate-limit and usage-limit policies: storage, counters, enforcement, alerts and resets. */
+/**
+ * Rate-limit and usage-limit policies: storage, counters, enforcement, alerts and resets.
+ *
+ * Global for one export: INLINE_USAGE_STATUS, which the API-key and provider services (of libs
+ * this one imports) take optionally to show a used-up inline budget as `exhausted`.
+ */
+@Global()
 @Module({
   imports: [
     TypeOrmModule.forFeature([RateLimitPolicyEntity, UsageLimitPolicyEntity, UsageLimitCounterEntity]),
@@ -56,8 +64,10 @@ function createCounterStore(config: AppConfig, settings: PoliciesSettings): Coun
     RateLimitPoliciesService,
     UsageLimitPoliciesService,
     BudgetResetJob,
+    InlineBudgetStatus,
+    { provide: INLINE_USAGE_STATUS, useExisting: InlineBudgetStatus },
   ],
-  exports: [PolicyEnforcer, BudgetResetJob],
+  exports: [PolicyEnforcer, BudgetResetJob, INLINE_USAGE_STATUS],
 })
 export class PoliciesModule implements OnApplicationShutdown {
   constructor(@Inject(COUNTER_STORE) private readonly store: CounterStore) {}

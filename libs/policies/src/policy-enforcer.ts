@@ -24,6 +24,7 @@ import {
   fromUnits,
   toUnits,
 } from './policy.types';
+import { inlineBudgetPolicyKey } from './inline-budgets';
 import { ResetRule, firstBoundary, resetRuleOf } from './periods';
 import { UsageRecorder } from './usage-recorder';
 
@@ -486,7 +487,7 @@ export class PolicyEnforcer {
       if (limit.credit_limit === null || limit.credit_limit === undefined) continue;
       const type = limit.type ?? 'cost';
       const resetRule = resetRuleOf(limit.periodic_reset, limit.periodic_reset_days);
-      const policyKey = `${owner}:${type}:${resetRule ?? 'none'}`;
+      const policyKey = inlineBudgetPolicyKey(source.kind, source.id, type, resetRule);
       const limitUnits = toUnits(type, limit.credit_limit);
       const existing = budgetByKey.get(policyKey);
       if (existing && existing.limitUnits <= limitUnits) continue;

@@ -12,6 +12,9 @@
  *   target like an upstream error, so a fallback serves the request from the next target
  *   (`x-gateway-target-index`), and a single target answers the refusal itself.
  * - A refused target never reaches the provider: the mock counts what arrived.
+ * - A cached answer is still a request: rate limits are checked before the response cache, so a
+ *   key at its rpm gets 429 even for a body the cache holds (issue 6, "Each request is matched
+ *   against every active policy").
  */
 import { fetch } from 'undici';
 import { WORKSPACE_SCOPES } from '../support/access-matrix';
@@ -30,12 +33,12 @@ describeE2E('gateway: stored-provider limits under a config', () => {
     return response.body;
   }
 
-  async function chat(config: unknown) {
+  async function chat(config: unknown, key = workspaceKey) {
     const response = await fetch(`${t.baseUrl}/v1/chat/completions`, {
       method: 'POST',
       headers: {
         'content-type': 'application/json',
-        'x-gateway-api-key': workspaceKey,
+        'x-gateway-api-key': key,
         'x-gateway-config': JSON.stringify(config),
       },
       body: JSON.stringify({
@@ -151,5 +154,24 @@ describeE2E('gateway: stored-provider limits under a config', () => {
         },
       },
     });
+  });
+
+  it('a cache hit counts against a rate limit: at the limit, even a cached answer is 429', async () => {
+    const limited = (
+      await admin('POST', '/v1/api-keys/workspace/service', {
+        name: 'Two a minute',
+        workspace_id: workspaceId,
+        scopes: WORKSPACE_SCOPES,
+        rate_limits: [{ type: 'requests', unit: 'rpm', value: 2 }],
+      })
+    ).key;
+    const config = { cache: { mode: 'simple', max_age: 60 }, targets: [{ provider: '@spare' }] };
+    const first = await chat(config, limited);
+    const second = await chat(config, limited);
+    const third = await chat(config, limited);
+    expect([first.status, second.status, third.status]).toEqual([200, 200, 429]);
+    expect(second.headers.get('x-gateway-cache-status')).toBe('HIT');
+    expect(third.body.error.code).toBe('rate_limit_exceeded');
+    expect(mock.requests.filter((r) => r.path.endsWith('/chat/completions'))).toHaveLength(1);
   });
 });

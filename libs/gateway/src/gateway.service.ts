@@ -122,6 +122,8 @@ interface PreparedCall {
 }
 
 /** One attempt of a routed request, as the routing engine hands it back. */
+const NOTHING_USED = Object.freeze({ tokens: 0, cost: 0 });
+
 interface ProviderHold {
   call: PreparedCall;
   reservation: Reservation;
@@ -508,6 +510,8 @@ export class GatewayService implements OnApplicationShutdown {
       headers: cacheKeyHeaders(request.headers),
       forceRefresh: isForceRefresh(request.headers['x-gateway-cache-force-refresh']),
     });
+    // Before the cache: a cached answer is still a request, and rate limits count requests.
+    await this.admit(facts, attempt, reply, undefined);
     if (cache.enabled) {
       const hit = await cache.lookup();
       record.cacheStatus = cache.status === 'HIT' ? 'hit' : cache.status === 'REFRESH' ? 'refresh' : 'miss';
@@ -517,7 +521,6 @@ export class GatewayService implements OnApplicationShutdown {
       }
     }
 
-    await this.admit(facts, attempt, reply, undefined);
     const clientGone = new AbortController();
     if (cancel.aborted) clientGone.abort();
     else cancel.once('abort', () => clientGone.abort());
@@ -648,7 +651,7 @@ export class GatewayService implements OnApplicationShutdown {
     attempt.providerHolds = null;
     for (const hold of holds) {
       if (served && hold.call === served && hold.called) attempt.servedHold = hold;
-      else if (hold.called) void this.policies.settle(hold.reservation, { tokens: 0, cost: 0 });
+      else if (hold.called) void this.policies.settle(hold.reservation, NOTHING_USED);
       else void this.policies.release(hold.reservation);
     }
   }
@@ -988,6 +991,8 @@ export class GatewayService implements OnApplicationShutdown {
     const reservation = attempt.reservation;
     if (reservation) {
       if (attempt.called) void this.policies.settle(reservation, usage);
+      // A cache hit counts as a request that used no tokens and cost nothing.
+      else if (record.cacheStatus === 'hit') void this.policies.settle(reservation, NOTHING_USED);
       else void this.policies.release(reservation);
     }
     if (attempt.servedHold) void this.policies.settle(attempt.servedHold.reservation, usage);

@@ -567,6 +567,39 @@ describeE2E('integrations, providers, virtual keys, secret references, pricing',
       expect(seen.status).toBe(200);
     });
 
+    it('a workspace made after a global grant gets its default provider, unless the grant said not to', async () => {
+      const quiet = await t.request('POST', '/v1/integrations', {
+        body: {
+          name: 'Quiet',
+          slug: 'quiet-global',
+          ai_provider_id: 'groq',
+          key: 'gsk_quiet_key_abcdefghijk',
+        },
+      });
+      expect(quiet.status).toBe(200);
+      const noDefaults = await t.request('PUT', '/v1/integrations/quiet-global/workspaces', {
+        body: { global_workspace_access: { enabled: true }, create_default_provider: false },
+      });
+      expect({ status: noDefaults.status, body: noDefaults.body }).toMatchObject({
+        status: 200,
+        body: { created_providers: [] },
+      });
+
+      const late = await t.request('POST', '/v1/admin/workspaces', {
+        body: { name: 'Late', slug: 'late-ws' },
+      });
+      expect(late.status).toBe(200);
+      // In memory at once: the directory reloaded after the workspace's transaction committed.
+      // quiet-global grants the workspace too, but made no provider in it (the list below).
+      const local = resolved(directory.lookupProviderSlug(late.body.id, 'local-llama') as DirectoryLookup);
+      expect(local.credentials).toEqual({ customHost: 'http://10.0.0.5:11434/v1' });
+      const listed = await t.request('GET', `/v1/providers?workspace_id=${late.body.id}`);
+      expect(listed.status).toBe(200);
+      expect(
+        listed.body.data.map((p: { slug: string; is_default: boolean }) => [p.slug, p.is_default]),
+      ).toEqual([['local-llama', true]]);
+    });
+
     it('a workspace-scoped integration makes its default provider at creation', async () => {
       const scoped = await t.request('POST', '/v1/integrations', {
         body: {

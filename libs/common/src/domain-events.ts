@@ -1,4 +1,5 @@
 import type { EntityManager } from 'typeorm';
+import type { Principal } from './principal';
 
 /**
  * In-process events between libs that must not import each other (identity -> api-keys, auth).
@@ -9,6 +10,16 @@ export interface DomainEventMap {
   'user.deleted': { manager: EntityManager; organisationId: string; userId: string };
   'member.removed': { manager: EntityManager; workspaceId: string; userId: string };
   'workspace.archived': { manager: EntityManager; workspaceId: string };
+  /**
+   * A workspace was made, inside its transaction. `afterCommit` queues work that must see the
+   * commit (reloading an in-memory index); the emitter runs it once the transaction has committed.
+   */
+  'workspace.created': {
+    manager: EntityManager;
+    principal: Principal;
+    workspaceId: string;
+    afterCommit(task: () => Promise<void>): void;
+  };
   /** Anything that changes who a principal is (roles, memberships, keys): authentication caches drop. */
   'principals.changed': { reason: string };
 }

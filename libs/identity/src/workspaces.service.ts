@@ -50,7 +50,8 @@ export class WorkspacesService {
   }
 
   async create(principal: Principal, dto: CreateWorkspaceDto) {
-    return this.dataSource.transaction(async (manager) => {
+    const afterCommit: (() => Promise<void>)[] = [];
+    const created = await this.dataSource.transaction(async (manager) => {
       const workspaces = manager.getRepository(WorkspaceEntity);
       const slug = dto.slug ?? (await this.uniqueSlug(manager, principal.organisationId, dto.name));
       if (await workspaces.exists({ where: { organisation_id: principal.organisationId, slug } })) {
@@ -87,9 +88,18 @@ export class WorkspacesService {
           })),
         );
       }
+      // Integrations granted to every workspace give this one its default providers, atomically.
+      await this.events.emit('workspace.created', {
+        manager,
+        principal,
+        workspaceId: workspace.id,
+        afterCommit: (task) => afterCommit.push(task),
+      });
       const saved = await workspaces.findOneByOrFail({ id: workspace.id });
       return toWorkspaceResponse(saved);
     });
+    for (const task of afterCommit) await task();
+    return created;
   }
 
   async list(principal: Principal, query: ListWorkspacesQueryDto) {

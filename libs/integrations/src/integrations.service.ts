@@ -1,8 +1,8 @@
-import { Injectable } from '@nestjs/common';
+import { Injectable, Logger, OnModuleInit } from '@nestjs/common';
 import { InjectDataSource } from '@nestjs/typeorm';
 import { randomUUID } from 'node:crypto';
-import { DataSource, EntityManager, In } from 'typeorm';
-import { AppError, Principal, listEnvelope, slugify, toPage } from '@switchboard/common';
+import { DataSource, EntityManager, In, IsNull } from 'typeorm';
+import { AppError, DomainEvents, Principal, listEnvelope, slugify, toPage } from '@switchboard/common';
 import { insertable } from '@switchboard/database';
 import { WorkspacesService } from '@switchboard/identity';
 import { SecretCipher } from '@switchboard/secrets';
@@ -51,14 +51,50 @@ function matchesTags(tags: Record<string, string>, filter: Record<string, string
 }
 
 @Injectable()
-export class IntegrationsService {
+export class IntegrationsService implements OnModuleInit {
+  private readonly logger = new Logger(IntegrationsService.name);
+
   constructor(
     @InjectDataSource() private readonly dataSource: DataSource,
     private readonly cipher: SecretCipher,
     private readonly workspaces: WorkspacesService,
     private readonly secretReferences: SecretReferencesService,
     private readonly directory: ProviderDirectory,
+    private readonly events: DomainEvents,
   ) {}
+
+  onModuleInit(): void {
+    this.events.on('workspace.created', (event) => this.grantNewWorkspace(event));
+  }
+
+  /**
+   * A workspace made after an integration was granted to every workspace gets that integration's
+   * default provider, in the workspace's own transaction, unless the grant said not to.
+   */
+  private async grantNewWorkspace({
+    manager,
+    principal,
+    workspaceId,
+    afterCommit,
+  }: {
+    manager: EntityManager;
+    principal: Principal;
+    workspaceId: string;
+    afterCommit(task: () => Promise<void>): void;
+  }): Promise<void> {
+    const integrations = await manager.getRepository(IntegrationEntity).find({
+      where: { organisation_id: principal.organisationId, workspace_id: IsNull(), status: 'active' },
+      order: { created_at: 'ASC' },
+    });
+    let created = 0;
+    for (const row of integrations) {
+      const global = row.global_workspace_access;
+      if (!global?.enabled || global.create_default_provider === false) continue;
+      await createDefaultProvider(manager, principal, row, workspaceId, undefined, 'workspace');
+      created += 1;
+    }
+    if (created > 0) afterCommit(() => this.directory.changed());
+  }
 
   async create(principal: Principal, dto: CreateIntegrationDto) {
     const provider = canonicalProvider(dto.ai_provider_id, 'ai_provider_id');
@@ -330,6 +366,8 @@ export class IntegrationsService {
           rate_limits: dto.global_workspace_access.rate_limits
             ? toJsonList(dto.global_workspace_access.rate_limits)
             : (row.global_workspace_access?.rate_limits ?? null),
+          create_default_provider:
+            dto.create_default_provider ?? row.global_workspace_access?.create_default_provider ?? true,
         };
         row.global_workspace_access = global;
         await manager.getRepository(IntegrationEntity).save(row);

@@ -19,6 +19,11 @@ export interface StoredLimits {
 
 export interface GlobalWorkspaceAccess extends StoredLimits {
   enabled: boolean;
+  /**
+   * Whether workspaces made after the grant get a default provider of the integration, as the
+   * grant's `create_default_provider` said (absent on older rows: yes, the default).
+   */
+  create_default_provider?: boolean;
 }
 
 /**

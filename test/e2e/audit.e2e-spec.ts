@@ -282,6 +282,36 @@ describeE2E('audit', () => {
     });
   });
 
+  it('an accepted invite is recorded as the new user, in their organisation; a refused token is not', async () => {
+    const invite = await t.request('POST', '/v1/admin/users/invites', {
+      body: { email: `${unique('acc')}@example.test`, role: 'member' },
+    });
+    expect(invite.status).toBe(200);
+    const accepted = await traced('POST', '/v1/invites/accept', {
+      key: null,
+      body: { token: invite.body.token },
+    });
+    expect(accepted.status).toBe(200);
+    expect(await recordOf(accepted.traceId)).toMatchObject({
+      action: 'accept',
+      resource_type: 'invite',
+      resource_id: invite.body.id,
+      user_type: 'user',
+      user_id: accepted.body.user.id,
+      api_key_id: null,
+      organisation_id: organisationId,
+      method: 'POST',
+      uri: '/v1/invites/accept',
+      response_status_code: 200,
+    });
+    const again = await traced('POST', '/v1/invites/accept', {
+      key: null,
+      body: { token: invite.body.token },
+    });
+    expect(again.status).toBe(409);
+    expect((await records()).data.filter((record) => record.trace_id === again.traceId)).toHaveLength(0);
+  });
+
   it('refused actions are recorded with their status and reason: 400, 403, 404, 409', async () => {
     const workspace = await t.request('POST', '/v1/admin/workspaces', { body: { name: unique('Refusals') } });
     const manager = await onboard([{ id: workspace.body.id, role: 'manager' }]);

@@ -18,6 +18,11 @@ export interface AuditEvent {
   status: number;
   errorCode: string | null;
   apiKeyId?: string | null;
+  /**
+   * Who acted when no principal authenticated the request: a person who just signed up through
+   * an invite acts as the user the acceptance created, in that user's organisation.
+   */
+  actor?: { organisationId: string; userId: string };
 }
 
 const FLUSH_INTERVAL_MS = 500;
@@ -71,7 +76,7 @@ export class AuditService implements OnModuleInit, OnApplicationShutdown {
   }
 
   record(event: AuditEvent): void {
-    const { request, principal } = event;
+    const { request, principal, actor } = event;
     const body = request.body && typeof request.body === 'object' ? redact(request.body) : null;
     const query =
       request.query && typeof request.query === 'object'
@@ -79,10 +84,11 @@ export class AuditService implements OnModuleInit, OnApplicationShutdown {
         : null;
     this.queue.push({
       id: randomUUID(),
-      organisation_id: principal?.organisationId ?? null,
+      organisation_id: principal?.organisationId ?? actor?.organisationId ?? null,
       workspace_id: principal?.workspaceId ?? null,
-      actor_type: principal?.user ? 'user' : principal?.apiKey || event.apiKeyId ? 'api_key' : 'anonymous',
-      user_id: principal?.user?.id ?? null,
+      actor_type:
+        principal?.user || actor ? 'user' : principal?.apiKey || event.apiKeyId ? 'api_key' : 'anonymous',
+      user_id: principal?.user?.id ?? actor?.userId ?? null,
       api_key_id: principal?.apiKey?.id ?? event.apiKeyId ?? null,
       action: event.action,
       resource_type: event.resourceType,

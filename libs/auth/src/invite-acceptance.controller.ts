@@ -1,9 +1,11 @@
-import { Body, Controller, HttpCode, Injectable, Post } from '@nestjs/common';
+import { Body, Controller, HttpCode, Injectable, Post, Req } from '@nestjs/common';
 import { InjectDataSource } from '@nestjs/typeorm';
 import { ApiTags } from '@nestjs/swagger';
+import type { FastifyRequest } from 'fastify';
 import { DataSource } from 'typeorm';
 import { Public } from '@switchboard/access';
 import { ApiKeysService } from '@switchboard/api-keys';
+import { AuditService } from '@switchboard/audit';
 import { AcceptInviteDto, InvitesService } from '@switchboard/identity';
 
 /**
@@ -29,7 +31,7 @@ export class InviteAcceptanceService {
         consumed.scopes,
         consumed.user.role,
       );
-      return {
+      const response = {
         object: 'invite-acceptance' as const,
         user: {
           id: consumed.user.id,
@@ -39,6 +41,7 @@ export class InviteAcceptanceService {
         },
         api_keys: keys.map((key) => ({ object: 'api-key' as const, ...key })),
       };
+      return { response, inviteId: consumed.inviteId, organisationId: consumed.user.organisation_id };
     });
   }
 }
@@ -46,12 +49,31 @@ export class InviteAcceptanceService {
 @ApiTags('User invites')
 @Controller('invites')
 export class InviteAcceptanceController {
-  constructor(private readonly acceptance: InviteAcceptanceService) {}
+  constructor(
+    private readonly acceptance: InviteAcceptanceService,
+    private readonly audit: AuditService,
+  ) {}
 
+  /**
+   * Public, so the audit interceptor (which needs a principal) does not see it: a successful
+   * acceptance is recorded here, as the new user, in their organisation. A refused token has no
+   * organisation to file it under and is answered only.
+   */
   @Post('accept')
   @HttpCode(200)
   @Public()
-  accept(@Body() dto: AcceptInviteDto) {
-    return this.acceptance.accept(dto);
+  async accept(@Body() dto: AcceptInviteDto, @Req() request: FastifyRequest) {
+    const accepted = await this.acceptance.accept(dto);
+    this.audit.record({
+      request,
+      principal: undefined,
+      actor: { organisationId: accepted.organisationId, userId: accepted.response.user.id },
+      action: 'accept',
+      resourceType: 'invite',
+      resourceId: accepted.inviteId,
+      status: 200,
+      errorCode: null,
+    });
+    return accepted.response;
   }
 }

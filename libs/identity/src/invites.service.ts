@@ -18,6 +18,7 @@ export function hashInviteToken(token: string): string {
 }
 
 export interface ConsumedInvite {
+  inviteId: string;
   user: UserEntity;
   workspaces: { workspace_id: string; role: WorkspaceRole }[];
   scopes: string[] | null;
@@ -169,7 +170,12 @@ export class InvitesService {
         })),
       );
     }
-    return { user, workspaces: invite.workspaces, scopes: invite.workspace_api_key_details?.scopes ?? null };
+    return {
+      inviteId: invite.id,
+      user,
+      workspaces: invite.workspaces,
+      scopes: invite.workspace_api_key_details?.scopes ?? null,
+    };
   }
 
   private async find(manager: EntityManager, principal: Principal, inviteId: string) {

@@ -89,6 +89,33 @@ describe('gateSqliteTransactions', () => {
     expect(await texts()).toEqual(['explicit']);
   });
 
+  it('fails a query that waits too long for a transaction which awaits it, so the deadlock unwinds', async () => {
+    await dataSource.destroy();
+    dataSource = await new DataSource({
+      type: 'better-sqlite3',
+      database: join(dir, 'deadlock.db'),
+      entities: [NoteSchema],
+      synchronize: true,
+    }).initialize();
+    gateSqliteTransactions(dataSource, { waitTimeoutMs: 50 });
+    let outside!: Promise<unknown>;
+    const started = new Promise<void>((resolve) => {
+      // A query started by another flow before the transaction, and awaited inside it.
+      setImmediate(() => {
+        outside = dataSource.getRepository(NoteSchema).insert({ id: 6, text: 'outside' });
+        resolve();
+      });
+    });
+    const deadlocked = dataSource.transaction(async (manager) => {
+      await manager.insert(NoteSchema, { id: 7, text: 'inside' });
+      await started;
+      await outside;
+    });
+    await expect(deadlocked).rejects.toThrow(/waited 50 ms for another transaction/);
+    await dataSource.transaction((manager) => manager.insert(NoteSchema, { id: 8, text: 'after' }));
+    expect(await texts()).toEqual(['after']);
+  });
+
   it('goes on after a transaction fails to begin', async () => {
     await expect(
       dataSource.transaction(async () => {

@@ -1,6 +1,30 @@
 import { AsyncLocalStorage } from 'node:async_hooks';
 import type { DataSource, EntityManager, QueryRunner } from 'typeorm';
 
+/**
+ * How long a query waits for another flow's transaction before it fails. Transactions here last
+ * milliseconds; a wait this long means a transaction is waiting, in turn, on a query that waits for
+ * it (see CONTRIBUTING.md), and failing that query is what lets the transaction roll back.
+ */
+const DEFAULT_WAIT_TIMEOUT_MS = 30_000;
+
+function waitFor(done: Promise<void>, timeoutMs: number): Promise<void> {
+  let timer: NodeJS.Timeout | undefined;
+  const timeout = new Promise<never>((_, reject) => {
+    timer = setTimeout(
+      () =>
+        reject(
+          new Error(
+            `SQLite: a query waited ${timeoutMs} ms for another transaction to end; ` +
+              'a transaction may be awaiting work that waits for it',
+          ),
+        ),
+      timeoutMs,
+    );
+  });
+  return Promise.race([done, timeout]).finally(() => clearTimeout(timer));
+}
+
 type TransactionFn = (...args: unknown[]) => Promise<unknown>;
 type QueryFn = (sql: string, parameters?: unknown[], structured?: boolean) => Promise<unknown>;
 
@@ -20,8 +44,12 @@ type QueryFn = (sql: string, parameters?: unknown[], structured?: boolean) => Pr
  * Installed after migrations, which run alone. PostgreSQL needs none of this: each transaction
  * has a pooled connection of its own.
  */
-export function gateSqliteTransactions(dataSource: DataSource): void {
+export function gateSqliteTransactions(
+  dataSource: DataSource,
+  options: { waitTimeoutMs?: number } = {},
+): void {
   if (dataSource.options.type !== 'better-sqlite3') return;
+  const waitTimeoutMs = options.waitTimeoutMs ?? DEFAULT_WAIT_TIMEOUT_MS;
   const owner = new AsyncLocalStorage<symbol>();
   let held: { token: symbol; done: Promise<void> } | undefined;
   let queue: Promise<void> = Promise.resolve();
@@ -53,7 +81,7 @@ export function gateSqliteTransactions(dataSource: DataSource): void {
   const query = runner.query.bind(runner) as QueryFn;
   const startTransaction = runner.startTransaction.bind(runner);
   runner.query = (async (sql: string, parameters?: unknown[], structured?: boolean) => {
-    while (held && owner.getStore() !== held.token) await held.done;
+    while (held && owner.getStore() !== held.token) await waitFor(held.done, waitTimeoutMs);
     return query(sql === 'BEGIN TRANSACTION' ? 'BEGIN IMMEDIATE TRANSACTION' : sql, parameters, structured);
   }) as QueryRunner['query'];
   runner.startTransaction = (isolationLevel) => {

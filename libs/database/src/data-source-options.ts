@@ -4,6 +4,7 @@ import type { DataSourceOptions, MixedList } from 'typeorm';
 import type { AppConfig } from '@switchboard/config';
 import { postgresMigrations } from './migrations/postgres';
 import { sqliteMigrations } from './migrations/sqlite';
+import { sqliteModule } from './sqlite-module';
 
 type EntityList = MixedList<string | (new (...args: never[]) => unknown)>;
 
@@ -26,6 +27,7 @@ export function buildDataSourceOptions(
   if (database.path !== ':memory:') mkdirSync(dirname(database.path), { recursive: true });
   return {
     type: 'better-sqlite3',
+    driver: sqliteModule(),
     database: database.path,
     entities,
     migrations: sqliteMigrations,

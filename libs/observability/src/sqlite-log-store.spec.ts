@@ -1,10 +1,9 @@
-import Database from 'better-sqlite3';
 import { randomUUID } from 'node:crypto';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { DataSource } from 'typeorm';
-import { buildDataSourceOptions } from '@switchboard/database';
+import { buildDataSourceOptions, sqliteModule } from '@switchboard/database';
 import { RequestLogRollupEntity } from './entities/request-log-rollup.entity';
 import { RequestLogEntity } from './entities/request-log.entity';
 import type { LogRecord } from './log-record';
@@ -89,7 +88,7 @@ describe('SQLite log store (the worker thread’s writes)', () => {
       .find({ where: { model }, order: { granularity: 'ASC' } });
 
   it('writes rows that read back exactly as the TypeORM path writes them', async () => {
-    const db = new Database(repository.sqliteFile!);
+    const db = new (sqliteModule())(repository.sqliteFile!);
     const store = new SqliteLogStore(db, repository.sqlitePlan());
     try {
       const viaStore = record({ model: 'same-store', isStream: true });
@@ -113,7 +112,7 @@ describe('SQLite log store (the worker thread’s writes)', () => {
   });
 
   it('is idempotent by log id: a replayed batch adds only the new rows to the rollups', async () => {
-    const db = new Database(repository.sqliteFile!);
+    const db = new (sqliteModule())(repository.sqliteFile!);
     const store = new SqliteLogStore(db, repository.sqlitePlan());
     try {
       const model = `replay-${randomUUID()}`;
@@ -129,7 +128,7 @@ describe('SQLite log store (the worker thread’s writes)', () => {
   });
 
   it('splits a batch into reused power-of-two statements, one transaction per batch', async () => {
-    const db = new Database(repository.sqliteFile!);
+    const db = new (sqliteModule())(repository.sqliteFile!);
     const store = new SqliteLogStore(db, repository.sqlitePlan());
     try {
       const model = `chunks-${randomUUID()}`;
@@ -145,7 +144,7 @@ describe('SQLite log store (the worker thread’s writes)', () => {
   });
 
   it('rolls the whole batch back when one row is refused', async () => {
-    const db = new Database(repository.sqliteFile!);
+    const db = new (sqliteModule())(repository.sqliteFile!);
     const store = new SqliteLogStore(db, repository.sqlitePlan());
     try {
       const model = `refused-${randomUUID()}`;

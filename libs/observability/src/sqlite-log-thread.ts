@@ -1,6 +1,7 @@
 import { Logger } from '@nestjs/common';
 import { extname, join } from 'node:path';
 import { Worker } from 'node:worker_threads';
+import { sqliteModuleName } from '@switchboard/database';
 import type { LogRecord } from './log-record';
 import type { SqliteLogPlan } from './sqlite-log-store';
 import type { SqliteLogWorkerAnswer, SqliteLogWorkerCommand, SqliteLogWorkerData } from './sqlite-log-worker';
@@ -99,6 +100,7 @@ export class SqliteLogThread implements LogStore {
       path: this.path,
       plan: this.plan(),
       busyTimeoutMs: this.busyTimeoutMs,
+      sqliteModule: sqliteModuleName(),
     };
     // Its own heap stays small: it holds one batch at a time.
     const worker = new Worker(file, { workerData, execArgv, resourceLimits: WORKER_LIMITS });

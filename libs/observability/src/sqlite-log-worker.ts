@@ -1,4 +1,5 @@
-import Database from 'better-sqlite3';
+import type BetterSqlite3 from 'better-sqlite3';
+import { createRequire } from 'node:module';
 import { parentPort, workerData } from 'node:worker_threads';
 import { SqliteLogPlan, SqliteLogStore } from './sqlite-log-store';
 
@@ -12,6 +13,8 @@ export interface SqliteLogWorkerData {
   path: string;
   plan: SqliteLogPlan;
   busyTimeoutMs: number;
+  /** The better-sqlite3 module the main thread chose for this Node (sqliteModuleName()). */
+  sqliteModule: string;
 }
 
 export type SqliteLogWorkerCommand =
@@ -25,6 +28,7 @@ function main(): void {
   const port = parentPort;
   if (!port) throw new Error('sqlite-log-worker runs as a worker thread');
   const data = workerData as SqliteLogWorkerData;
+  const Database = createRequire(__filename)(data.sqliteModule) as typeof BetterSqlite3;
   const db = new Database(data.path, { fileMustExist: true, timeout: data.busyTimeoutMs });
   db.pragma('journal_mode = WAL');
   const store = new SqliteLogStore(db, data.plan);

@@ -18,6 +18,17 @@ const ENTRY = process.env.BENCH_GATEWAY_ENTRY
 const ADMIN_KEY = 'sb-bench-admin-key-0123456789abcdef';
 const READY_TIMEOUT_MS = 30_000;
 
+/**
+ * The node flags of `npm start` (package.json `scripts.start`, `node <flags> <entry>`), so the
+ * gateway under test runs as it runs in production; `nodeArgs` come after them and win.
+ */
+function startFlags() {
+  const start = require(path.join(ROOT, 'package.json')).scripts.start.trim().split(/\s+/);
+  if (start[0] !== 'node')
+    throw new Error(`package.json scripts.start does not run node: ${start.join(' ')}`);
+  return start.slice(1, -1);
+}
+
 function freePort() {
   return new Promise((resolve, reject) => {
     const probe = net.createServer();
@@ -62,8 +73,8 @@ async function createWorkspaceKey(url) {
 /**
  * Starts the gateway and resolves once it is healthy; rejects (after killing it) when it cannot start.
  * @param {{ upstreamUrl: string, tmpDir: string, nodeArgs?: string[] }} options `nodeArgs`: extra
- *   node flags for the gateway process (e.g. `--max-old-space-size=256`); none by default, so the
- *   gateway runs exactly as `npm start` runs it.
+ *   node flags for the gateway process (e.g. `--max-old-space-size=256`), after those of `npm start`;
+ *   none by default, so the gateway runs exactly as `npm start` runs it.
  */
 async function startGateway({ upstreamUrl, tmpDir, nodeArgs = [] }) {
   if (!fs.existsSync(ENTRY)) {
@@ -72,7 +83,7 @@ async function startGateway({ upstreamUrl, tmpDir, nodeArgs = [] }) {
   const port = await freePort();
   const url = `http://127.0.0.1:${port}`;
   const stderr = [];
-  const child = spawn(process.execPath, [...nodeArgs, ENTRY], {
+  const child = spawn(process.execPath, [...startFlags(), ...nodeArgs, ENTRY], {
     // Run from the temp folder so anything the server writes under ./data stays out of the repo.
     cwd: tmpDir,
     env: {

@@ -252,6 +252,35 @@ describeE2E('log writer against a real database', () => {
     }
   });
 
+  it('bounds the queue by bytes too: large bodies spill long before the record count bound', async () => {
+    // Records of about 9 KB (two 4 KB bodies): a 90 KB bound holds about 10 of them, not 10,000.
+    const module = await open({
+      batchSize: 50,
+      maxQueue: 10_000,
+      maxQueueBytes: 90 * 1024,
+      flushIntervalMs: 20,
+    });
+    try {
+      const writer = module.get(LogWriter);
+      const repository = module.get(RequestLogRepository) as SwitchableRepository;
+      const body = 'x'.repeat(4096);
+      repository.down = true;
+      for (let index = 0; index < 200; index++)
+        writer.enqueue(logRecord({ traceId: 'trace-bytes', requestBody: body, responseBody: body }));
+      const spilledLines = () =>
+        spillFiles()
+          .map((name) => readFileSync(join(dataDir, 'log-spill', name), 'utf8').split('\n').length - 1)
+          .reduce((a, b) => a + b, 0);
+      await until(() => writer.pending + spilledLines() === 200 && writer.pending <= 10);
+      expect(writer.pending).toBeGreaterThan(0);
+
+      repository.down = false;
+      await until(async () => (await countLogs(module, 'trace-bytes')) === 200 && spillFiles().length === 0);
+    } finally {
+      await module.close();
+    }
+  });
+
   it('spills at shutdown when the database is down, and the next start replays without double counting', async () => {
     const first = await open();
     const model = `restart-${randomUUID()}`;

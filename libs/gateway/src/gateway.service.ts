@@ -231,7 +231,8 @@ export class GatewayService implements OnApplicationShutdown {
       } else {
         const prepared = this.prepare(route, request, attempt, strict);
         const call = prepared instanceof Promise ? await prepared : prepared;
-        await this.admit(call.facts, attempt, reply, call.stored);
+        const admitted = this.admit(call.facts, attempt, reply, call.stored);
+        if (admitted) await admitted;
         await this.callUpstream(call, reply, attempt, cancel);
       }
     } catch (error) {
@@ -461,25 +462,33 @@ export class GatewayService implements OnApplicationShutdown {
     return { route: facts.route, adapter, ctx, facts, stored };
   }
 
-  /** The policies: rate limits and budgets reserve before the call (429 or 412 when over). */
-  private async admit(
+  /**
+   * The policies: rate limits and budgets reserve before the call (429 or 412 when over). No
+   * promise when none can apply, the common case, so the request goes on in the same tick.
+   */
+  private admit(
     facts: RequestFacts,
     attempt: Attempt,
     reply: FastifyReply,
     stored: ResolvedProvider | undefined,
-  ): Promise<void> {
+  ): Promise<void> | undefined {
     const { principal, record } = attempt;
-    const reservation = await this.policies.check({
-      organisationId: principal.organisationId,
-      workspaceId: principal.workspaceId,
-      apiKeyId: principal.apiKey?.id ?? null,
-      userId: principal.user?.id ?? null,
-      metadata: (record.metadata as Record<string, string> | null) ?? NO_METADATA,
-      inline: inlineLimitsFor(principal, stored),
-      estimate: tokenEstimate(facts),
-    });
-    attempt.reservation = reservation;
-    if (hasKeys(reservation.headers)) reply.headers(reservation.headers);
+    const inline = inlineLimitsFor(principal, stored);
+    if (!this.policies.mayApply(principal.organisationId, principal.workspaceId, inline)) return undefined;
+    return this.policies
+      .check({
+        organisationId: principal.organisationId,
+        workspaceId: principal.workspaceId,
+        apiKeyId: principal.apiKey?.id ?? null,
+        userId: principal.user?.id ?? null,
+        metadata: (record.metadata as Record<string, string> | null) ?? NO_METADATA,
+        inline,
+        estimate: tokenEstimate(facts),
+      })
+      .then((reservation) => {
+        attempt.reservation = reservation;
+        if (hasKeys(reservation.headers)) reply.headers(reservation.headers);
+      });
   }
 
   /**

@@ -56,6 +56,8 @@ const CREDENTIAL_HEADERS: Readonly<Record<string, keyof ProviderCredentials>> = 
   'openai-project': 'openaiProject',
 };
 
+const CREDENTIAL_HEADER_ENTRIES = Object.entries(CREDENTIAL_HEADERS);
+
 /** Inline config keys that map to credentials (snake_case as in the config schema). */
 const CONFIG_CREDENTIALS: Readonly<Record<string, keyof ProviderCredentials>> = {
   api_key: 'apiKey',
@@ -86,7 +88,21 @@ export function bearer(headers: IncomingHttpHeaders): string | undefined {
   return authorization.replace(/^Bearer\s+/i, '');
 }
 
+/** Hosts already checked; bounded, since the header is the client's to choose. */
+const checkedHosts = new Map<string, string>();
+const MAX_CHECKED_HOSTS = 1024;
+
+/** A URL object per request was the costliest step of reading the headers: a checked host is remembered. */
 export function checkCustomHost(value: string): string {
+  const checked = checkedHosts.get(value);
+  if (checked !== undefined) return checked;
+  const host = parseCustomHost(value);
+  if (checkedHosts.size >= MAX_CHECKED_HOSTS) checkedHosts.clear();
+  checkedHosts.set(value, host);
+  return host;
+}
+
+function parseCustomHost(value: string): string {
   let url: URL;
   try {
     url = new URL(value);
@@ -137,7 +153,7 @@ export function resolveTarget(
   if (provider === 'vertex-ai' && apiKey) credentials.vertexAccessToken = apiKey;
   const customHost = header(headers, 'x-gateway-custom-host');
   if (customHost) credentials.customHost = checkCustomHost(customHost);
-  for (const [name, field] of Object.entries(CREDENTIAL_HEADERS)) {
+  for (const [name, field] of CREDENTIAL_HEADER_ENTRIES) {
     const value = header(headers, name);
     if (value) (credentials as Record<string, string>)[field] = value;
   }

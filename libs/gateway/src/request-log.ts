@@ -1,7 +1,12 @@
 import { Logger } from '@nestjs/common';
 import { randomUUID } from 'node:crypto';
 import type { Principal } from '@switchboard/common';
-import { ModelPricing, computeCost, getModelPricing, tokenUsageFromOpenAI } from '@switchboard/integrations';
+import {
+  ModelPricing,
+  computeCostAmount,
+  getModelPricing,
+  tokenUsageFromOpenAI,
+} from '@switchboard/integrations';
 import type { LogRecord } from '@switchboard/observability';
 import type { Usage } from '@switchboard/providers';
 import type { TraceHeaders } from './request-headers';
@@ -107,8 +112,7 @@ function priced(
 ): number | null {
   try {
     const tokens = tokenUsageFromOpenAI(usage);
-    const cost = tokens ? computeCost(pricingOf(model), tokens) : null;
-    return cost ? cost.amount : null;
+    return tokens ? computeCostAmount(pricingOf(model), tokens) : null;
   } catch (error) {
     logger.warn(`No cost for ${model}: ${(error as Error).message}`);
     return null;
@@ -119,8 +123,7 @@ function priced(
 export function costOf(provider: string, model: string, usage: Usage): number | null {
   try {
     const tokens = tokenUsageFromOpenAI(usage);
-    const cost = tokens ? computeCost(getModelPricing(provider, model), tokens) : null;
-    return cost ? cost.amount : null;
+    return tokens ? computeCostAmount(getModelPricing(provider, model), tokens) : null;
   } catch (error) {
     logger.warn(`No cost for ${provider}/${model}: ${(error as Error).message}`);
     return null;

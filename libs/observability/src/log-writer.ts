@@ -17,6 +17,12 @@ export interface LogWriterOptions {
   flushIntervalMs: number;
   /** Records held in memory at most; past it the newest go to the spill file. */
   maxQueue: number;
+  /**
+   * Bytes of records held in memory at most, by estimate (bodies dominate: each may be up to
+   * GATEWAY_LOG_BODY_MAX_BYTES); past it the newest go to the spill file, as past `maxQueue`.
+   * Default DEFAULT_MAX_QUEUE_BYTES.
+   */
+  maxQueueBytes?: number;
   /** Folder of the spill files (under the data folder). */
   spillDirectory: string;
   /**
@@ -39,6 +45,29 @@ export const DEFAULT_LOG_WRITER_OPTIONS: Omit<LogWriterOptions, 'spillDirectory'
 };
 
 const MAX_BACKOFF_MS = 5_000;
+/**
+ * A count alone does not bound memory: 20,000 records with two 16 KiB bodies each are 640 MB.
+ * 32 MB keeps a database outage from growing the heap much past its working size.
+ */
+export const DEFAULT_MAX_QUEUE_BYTES = 32 * 1024 * 1024;
+/** The fixed part of a record in memory (ids, timings, numbers): its strings other than bodies. */
+const RECORD_OVERHEAD_BYTES = 1024;
+
+/** What a queued record holds in memory, roughly: its bodies and error text, plus the rest. */
+function recordBytes(record: LogRecord): number {
+  return (
+    RECORD_OVERHEAD_BYTES +
+    (record.requestBody?.length ?? 0) +
+    (record.responseBody?.length ?? 0) +
+    (record.errorMessage?.length ?? 0)
+  );
+}
+
+function bytesOf(records: readonly LogRecord[]): number {
+  let bytes = 0;
+  for (const record of records) bytes += recordBytes(record);
+  return bytes;
+}
 
 /**
  * Writes data-plane log records in batches, off the request path.
@@ -58,6 +87,9 @@ export class LogWriter implements OnModuleInit, BeforeApplicationShutdown, OnApp
   private readonly spill: LogSpill;
   private readonly store: LogStore;
   private queue: LogRecord[] = [];
+  /** recordBytes() of the queue, kept with it: every change to `queue` goes through this count. */
+  private queuedBytes = 0;
+  private readonly maxQueueBytes: number;
   private timer: NodeJS.Timeout | null = null;
   private pumping: Promise<void> | null = null;
   private spilling: Promise<void> | null = null;
@@ -73,6 +105,7 @@ export class LogWriter implements OnModuleInit, BeforeApplicationShutdown, OnApp
     @Inject(LOG_WRITER_OPTIONS) private readonly options: LogWriterOptions,
   ) {
     this.spill = new LogSpill(options.spillDirectory);
+    this.maxQueueBytes = options.maxQueueBytes ?? DEFAULT_MAX_QUEUE_BYTES;
     const sqliteFile = options.sqliteWorker ? repository.sqliteFile : null;
     this.store = sqliteFile ? new SqliteLogThread(sqliteFile, () => repository.sqlitePlan()) : repository;
   }
@@ -87,7 +120,23 @@ export class LogWriter implements OnModuleInit, BeforeApplicationShutdown, OnApp
    * never throws; the common case is one push and one comparison.
    */
   enqueue(record: LogRecord): void {
-    if (this.queue.push(record) >= this.options.batchSize && !this.kickScheduled) this.kick();
+    this.queuedBytes += recordBytes(record);
+    if (
+      (this.queue.push(record) >= this.options.batchSize || this.queuedBytes > this.maxQueueBytes) &&
+      !this.kickScheduled
+    )
+      this.kick();
+  }
+
+  /** Past either bound: the newest records go to disk. */
+  private get overflowing(): boolean {
+    return this.queue.length > this.options.maxQueue || this.queuedBytes > this.maxQueueBytes;
+  }
+
+  /** Puts records back at the head of the queue (a failed write): they stay first in line. */
+  private requeue(records: LogRecord[]): void {
+    this.queue = records.concat(this.queue);
+    this.queuedBytes += bytesOf(records);
   }
 
   /** Records waiting in memory (not counting spilled ones). */
@@ -132,7 +181,7 @@ export class LogWriter implements OnModuleInit, BeforeApplicationShutdown, OnApp
     // After the current request's I/O: the size trigger must not run the write on the hot path.
     setImmediate(() => {
       this.kickScheduled = false;
-      if (this.queue.length > this.options.maxQueue) void this.spillOverflow();
+      if (this.overflowing) void this.spillOverflow();
       if (!this.pumping) void this.pump();
     });
   }
@@ -149,7 +198,7 @@ export class LogWriter implements OnModuleInit, BeforeApplicationShutdown, OnApp
   private async runPump(): Promise<void> {
     let wrote = false;
     while (this.queue.length > 0 && Date.now() >= this.retryAt) {
-      if (this.queue.length > this.options.maxQueue) await this.spillOverflow();
+      if (this.overflowing) await this.spillOverflow();
       const batch = this.take();
       try {
         await this.store.writeBatch(batch);
@@ -170,9 +219,12 @@ export class LogWriter implements OnModuleInit, BeforeApplicationShutdown, OnApp
     if (this.queue.length <= this.options.batchSize) {
       const batch = this.queue;
       this.queue = [];
+      this.queuedBytes = 0;
       return batch;
     }
-    return this.queue.splice(0, this.options.batchSize);
+    const batch = this.queue.splice(0, this.options.batchSize);
+    this.queuedBytes -= bytesOf(batch);
+    return batch;
   }
 
   private async onWriteFailure(batch: LogRecord[], error: unknown): Promise<void> {
@@ -190,7 +242,7 @@ export class LogWriter implements OnModuleInit, BeforeApplicationShutdown, OnApp
       this.logger.error(`A log record was refused and set aside: ${message}`);
       await this.spill.reject(batch[0], message).catch((rejectError: Error) => {
         this.logger.error(`Could not set aside a refused log record: ${rejectError.message}`);
-        this.queue = batch.concat(this.queue);
+        this.requeue(batch);
       });
       return;
     }
@@ -198,8 +250,8 @@ export class LogWriter implements OnModuleInit, BeforeApplicationShutdown, OnApp
     const backoff = Math.min(MAX_BACKOFF_MS, 100 * 2 ** this.failures);
     this.retryAt = Date.now() + backoff;
     this.logger.error(`Log write failed (${message}); retrying in ${backoff} ms`);
-    this.queue = batch.concat(this.queue);
-    if (this.queue.length > this.options.maxQueue) await this.spillOverflow();
+    this.requeue(batch);
+    if (this.overflowing) await this.spillOverflow();
   }
 
   private async writeOneByOne(batch: LogRecord[]): Promise<void> {
@@ -214,7 +266,7 @@ export class LogWriter implements OnModuleInit, BeforeApplicationShutdown, OnApp
         );
         if (!up) {
           // The database went away mid-way: the rest waits for it like any other batch.
-          this.queue = batch.slice(index).concat(this.queue);
+          this.requeue(batch.slice(index));
           this.failures += 1;
           this.retryAt = Date.now() + Math.min(MAX_BACKOFF_MS, 100 * 2 ** this.failures);
           return;
@@ -227,12 +279,21 @@ export class LogWriter implements OnModuleInit, BeforeApplicationShutdown, OnApp
     }
   }
 
-  /** Moves the newest records past half the bound to disk; the oldest stay first in line. */
+  /** Moves the newest records past half the bounds to disk; the oldest stay first in line. */
   private spillOverflow(): Promise<void> {
     if (this.spilling) return this.spilling;
-    const keep = Math.floor(this.options.maxQueue / 2);
+    let keep = 0;
+    let kept = 0;
+    const maxKeep = Math.min(this.queue.length, Math.floor(this.options.maxQueue / 2));
+    while (keep < maxKeep) {
+      const bytes = recordBytes(this.queue[keep]);
+      if (kept + bytes > this.maxQueueBytes / 2) break;
+      kept += bytes;
+      keep += 1;
+    }
     if (this.queue.length <= keep) return Promise.resolve();
     const overflow = this.queue.splice(keep);
+    this.queuedBytes = kept;
     this.spilling = this.toDisk(overflow).finally(() => {
       this.spilling = null;
     });
@@ -249,6 +310,7 @@ export class LogWriter implements OnModuleInit, BeforeApplicationShutdown, OnApp
       // The disk refused too: keep them in memory rather than lose them.
       this.logger.error(`Could not spill log records: ${(error as Error).message}`);
       this.queue.push(...records);
+      this.queuedBytes += bytesOf(records);
     }
   }
 
@@ -289,18 +351,19 @@ export class LogWriter implements OnModuleInit, BeforeApplicationShutdown, OnApp
       try {
         await this.store.writeBatch(batch);
       } catch {
-        this.queue = batch.concat(this.queue);
+        this.requeue(batch);
         break;
       }
     }
     if (this.queue.length === 0) return;
     const rest = this.queue;
     this.queue = [];
+    this.queuedBytes = 0;
     try {
       await this.spill.append(rest);
       this.logger.warn(`Shutdown: ${rest.length} log records spilled to ${this.spill.directory}`);
     } catch (error) {
-      this.queue = rest;
+      this.requeue(rest);
       this.logger.error(
         `Shutdown: ${rest.length} log records could not be stored: ${(error as Error).message}`,
       );

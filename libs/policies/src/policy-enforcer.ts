@@ -180,11 +180,27 @@ export class PolicyEnforcer {
   ) {}
 
   /**
+   * Whether any policy or inline limit could hold a request: when none can, `check` admits it
+   * with no reservation and no headers, so a caller on the request path may skip it (and its
+   * promise) altogether. Reads the in-memory registry only.
+   */
+  mayApply(
+    organisationId: string,
+    workspaceId: string | null,
+    inline: readonly InlineLimits[] | undefined,
+  ): boolean {
+    return (
+      (inline !== undefined && inline.length > 0) || this.registry.hasPolicies(organisationId, workspaceId)
+    );
+  }
+
+  /**
    * Reserves the request against every policy that applies. Resolves to a Reservation whose
    * headers the response should carry, or rejects with an AppError: 429 with Retry-After when
    * a rate limit is reached, 412 when a budget is exhausted (or cannot cover the estimate).
    */
   async check(context: EnforcementContext): Promise<Reservation> {
+    if (!this.mayApply(context.organisationId, context.workspaceId, context.inline)) return NO_RESERVATION;
     const tokenEstimate = Math.max(0, Math.ceil(context.estimate?.tokens ?? 0));
     const costEstimate = Math.max(0, Math.ceil(toUnits('cost', context.estimate?.cost ?? 0)));
     const rates: RateCharge[] = [];

@@ -136,6 +136,19 @@ export class PolicyRegistry implements OnModuleInit {
     return this.index.get(organisationId)?.organisation ?? EMPTY;
   }
 
+  /**
+   * Whether any active policy covers the workspace, its own or its organisation's. The index
+   * holds only organisations that have policies, so the common answer is one Map miss.
+   */
+  hasPolicies(organisationId: string, workspaceId: string | null): boolean {
+    const organisation = this.index.get(organisationId);
+    if (!organisation) return false;
+    if (organisation.organisation.rates.length > 0 || organisation.organisation.budgets.length > 0)
+      return true;
+    const workspace = workspaceId === null ? undefined : organisation.workspaces.get(workspaceId);
+    return workspace !== undefined && (workspace.rates.length > 0 || workspace.budgets.length > 0);
+  }
+
   budget(id: string): CompiledBudgetPolicy | undefined {
     return this.budgetsById.get(id);
   }

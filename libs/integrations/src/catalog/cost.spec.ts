@@ -3,7 +3,13 @@ import { join } from 'node:path';
 
 import { parseFormula } from './catalog-parser';
 import type { ModelPricing } from './catalog.types';
-import { computeCost, resolvePricing, unknownFormulaReferences, type TokenUsage } from './cost';
+import {
+  computeCost,
+  computeCostAmount,
+  resolvePricing,
+  unknownFormulaReferences,
+  type TokenUsage,
+} from './cost';
 import { DEFAULT_CATALOG_DIR, ModelCatalog } from './model-catalog';
 
 /**
@@ -454,5 +460,74 @@ describe('shipped data', () => {
       priced += 1;
     }
     expect(priced).toBeGreaterThan(2500);
+  });
+});
+
+describe('computeCostAmount', () => {
+  /** Usages that reach every bucket, clamp, price images and units, and leave parts unpriced. */
+  const usages: TokenUsage[] = [
+    { promptTokens: 1000, completionTokens: 1000 },
+    { promptTokens: 12, completionTokens: 9 },
+    { promptTokens: 0, completionTokens: 0 },
+    { promptTokens: 300_000, completionTokens: 2000, cachedReadTokens: 150_000 },
+    {
+      promptTokens: 5000,
+      completionTokens: 3000,
+      cachedReadTokens: 1000,
+      cachedReadAudioTokens: 200,
+      cacheWriteTokens: 800,
+      cacheWrite1hTokens: 300,
+      promptAudioTokens: 700,
+      promptImageTokens: 400,
+      completionAudioTokens: 500,
+      completionImageTokens: 250,
+      reasoningTokens: 900,
+      additionalUnits: { web_search: 2, file_search: 1, unknown_unit: 3 },
+      images: { count: 2, quality: 'hd', size: '1024x1024' },
+    },
+    { promptTokens: 10, completionTokens: 10, cachedReadTokens: 50, reasoningTokens: 40 },
+  ];
+  const optionSets = [{}, { mode: 'batch' }, { mode: 'priority' }, { region: 'eu-west-2' }];
+
+  it('equals computeCost(...).amount for every model of the shipped catalog', () => {
+    let compared = 0;
+    for (const model of catalog.listModels()) {
+      const pricing = catalog.getModelPricing(model.provider, model.id);
+      for (const usage of usages) {
+        for (const options of optionSets) {
+          expect([model.provider, model.id, computeCostAmount(pricing, usage, options)]).toEqual([
+            model.provider,
+            model.id,
+            computeCost(pricing, usage, options)?.amount ?? null,
+          ]);
+          compared += 1;
+        }
+      }
+    }
+    expect(compared).toBeGreaterThan(2500 * usages.length * optionSets.length);
+  });
+
+  it('equals computeCost with adjustments, custom pricing and formulas it cannot trust', () => {
+    const base = catalog.getModelPricing('openai', 'gpt-4o-mini');
+    const custom = (calculate: unknown) =>
+      resolvePricing(null, {
+        pricingConfig: { pay_as_you_go: { request_token: { price: 0.001 } }, calculate },
+      });
+    const pricings = [
+      resolvePricing(base, { multiplier: { default: 0.8, response_token: 0.5 } }),
+      resolvePricing(base, { rates: { request_token: 0.002 } }),
+      custom({ request: { value: 'input_tokens' }, response: { value: 'unknown_tokens' } }),
+      custom({
+        request: { operation: 'multiply', operands: [{ value: '2' }, { value: 'rates.request_token' }] },
+        response: { operation: 'sum', operands: [] },
+      }),
+    ];
+    for (const pricing of pricings) {
+      for (const usage of usages) {
+        expect(computeCostAmount(pricing, usage)).toEqual(computeCost(pricing, usage)?.amount ?? null);
+      }
+    }
+    expect(computeCostAmount(pricings[2], usages[0])).toBeNull();
+    expect(computeCostAmount(null, usages[0])).toBeNull();
   });
 });

@@ -1,6 +1,19 @@
 import { EMPTY_RATES, isRecord, mergeRates, parseFormula, parseRates } from './catalog-parser';
-import type { ContextTier, ModelPricing, PricingExpression, PricingMultiplier, Rates } from './catalog.types';
-import { evaluateExpression, referencedValues, type ExpressionProduct } from './pricing-expression';
+import type {
+  ContextTier,
+  ModelPricing,
+  PricingExpression,
+  PricingFormula,
+  PricingMultiplier,
+  Rates,
+} from './catalog.types';
+import {
+  MAX_DEPTH,
+  NUMERIC_LITERAL,
+  evaluateExpression,
+  referencedValues,
+  type ExpressionProduct,
+} from './pricing-expression';
 
 /**
  * Usage of one call, in the OpenAI convention, which every provider adapter maps to:
@@ -202,9 +215,11 @@ export function resolveRates(
 /** A rate key resolved for one bucket, or null when nothing prices it. */
 type RateKey = string | null;
 
+type Side = 'request' | 'response';
+
 interface Bucket {
   readonly component: string;
-  readonly side: 'request' | 'response';
+  readonly side: Side;
   readonly quantity: number;
   readonly rateKey: RateKey;
 }
@@ -253,8 +268,23 @@ function firstPriced(rates: Rates, keys: readonly string[], fallback: RateKey): 
   return fallback;
 }
 
-/** Splits usage into buckets, each billed at exactly one rate (see TokenUsage for the convention). */
-function bucketsOf(usage: TokenUsage, rates: Rates): Bucket[] {
+/** The buckets usage is split into, in the order they are billed (see TokenUsage for the convention). */
+const BUCKETS: readonly { readonly component: string; readonly side: Side }[] = [
+  { component: 'input_tokens', side: 'request' },
+  { component: 'cache_read_tokens', side: 'request' },
+  { component: 'cache_read_audio_tokens', side: 'request' },
+  { component: 'cache_write_tokens', side: 'request' },
+  { component: 'cache_write_1h_tokens', side: 'request' },
+  { component: 'audio_input_tokens', side: 'request' },
+  { component: 'image_input_tokens', side: 'request' },
+  { component: 'output_tokens', side: 'response' },
+  { component: 'reasoning_tokens', side: 'response' },
+  { component: 'audio_output_tokens', side: 'response' },
+  { component: 'image_output_tokens', side: 'response' },
+];
+
+/** How many tokens fall in each of BUCKETS: subsets split off their parent, clamped, never negative. */
+function bucketQuantities(usage: TokenUsage): number[] {
   const prompt = count(usage.promptTokens);
   const completion = count(usage.completionTokens);
   const cachedRead = Math.min(count(usage.cachedReadTokens), prompt);
@@ -276,63 +306,65 @@ function bucketsOf(usage: TokenUsage, rates: Rates): Bucket[] {
   const audioOut = Math.min(count(usage.completionAudioTokens), completion - reasoning);
   const imageOut = Math.min(count(usage.completionImageTokens), completion - reasoning - audioOut);
   const textOut = completion - reasoning - audioOut - imageOut;
+  return [
+    textIn,
+    cachedText,
+    cachedAudio,
+    writes - writes1h,
+    writes1h,
+    audioIn,
+    imageIn,
+    textOut,
+    reasoning,
+    audioOut,
+    imageOut,
+  ];
+}
 
+/**
+ * The rate each of BUCKETS is billed at. It depends on the rates alone, and catalog rates are
+ * shared immutable objects, so it is worked out once per rates object rather than once per call.
+ */
+const rateKeysByRates = new WeakMap<Rates, readonly RateKey[]>();
+
+function bucketRateKeys(rates: Rates): readonly RateKey[] {
+  let keys = rateKeysByRates.get(rates);
+  if (keys) return keys;
   const input = firstPriced(rates, ['request_token', 'request_text_token'], null);
   const output = firstPriced(rates, ['response_token', 'response_text_token'], null);
   const audioInKey = firstPriced(rates, ['request_audio_token'], input);
   const write5mKey = firstPriced(rates, ['cache_write_input_token'], input);
-  return [
-    { component: 'input_tokens', side: 'request', quantity: textIn, rateKey: input },
-    {
-      component: 'cache_read_tokens',
-      side: 'request',
-      quantity: cachedText,
-      rateKey: firstPriced(
-        rates,
-        ['cache_read_input_token', 'cache_read_text_input_token', 'cached_text_input_token'],
-        input,
-      ),
-    },
-    {
-      component: 'cache_read_audio_tokens',
-      side: 'request',
-      quantity: cachedAudio,
-      rateKey: firstPriced(rates, ['cache_read_audio_input_token'], audioInKey),
-    },
-    { component: 'cache_write_tokens', side: 'request', quantity: writes - writes1h, rateKey: write5mKey },
-    {
-      component: 'cache_write_1h_tokens',
-      side: 'request',
-      quantity: writes1h,
-      rateKey: firstPriced(rates, ['additional_units.cache_write_1h'], write5mKey),
-    },
-    { component: 'audio_input_tokens', side: 'request', quantity: audioIn, rateKey: audioInKey },
-    {
-      component: 'image_input_tokens',
-      side: 'request',
-      quantity: imageIn,
-      rateKey: firstPriced(rates, ['request_image_token'], input),
-    },
-    { component: 'output_tokens', side: 'response', quantity: textOut, rateKey: output },
-    {
-      component: 'reasoning_tokens',
-      side: 'response',
-      quantity: reasoning,
-      rateKey: firstPriced(rates, ['reasoning_token'], output),
-    },
-    {
-      component: 'audio_output_tokens',
-      side: 'response',
-      quantity: audioOut,
-      rateKey: firstPriced(rates, ['response_audio_token'], output),
-    },
-    {
-      component: 'image_output_tokens',
-      side: 'response',
-      quantity: imageOut,
-      rateKey: firstPriced(rates, ['response_image_token', 'additional_units.image_token'], output),
-    },
+  keys = [
+    input,
+    firstPriced(
+      rates,
+      ['cache_read_input_token', 'cache_read_text_input_token', 'cached_text_input_token'],
+      input,
+    ),
+    firstPriced(rates, ['cache_read_audio_input_token'], audioInKey),
+    write5mKey,
+    firstPriced(rates, ['additional_units.cache_write_1h'], write5mKey),
+    audioInKey,
+    firstPriced(rates, ['request_image_token'], input),
+    output,
+    firstPriced(rates, ['reasoning_token'], output),
+    firstPriced(rates, ['response_audio_token'], output),
+    firstPriced(rates, ['response_image_token', 'additional_units.image_token'], output),
   ];
+  rateKeysByRates.set(rates, keys);
+  return keys;
+}
+
+/** Splits usage into buckets, each billed at exactly one rate (see TokenUsage for the convention). */
+function bucketsOf(usage: TokenUsage, rates: Rates): Bucket[] {
+  const quantities = bucketQuantities(usage);
+  const keys = bucketRateKeys(rates);
+  return BUCKETS.map(({ component, side }, index) => ({
+    component,
+    side,
+    quantity: quantities[index],
+    rateKey: keys[index],
+  }));
 }
 
 /** Price of one generated image: exact quality and size, then each side's `default`. */
@@ -469,6 +501,167 @@ export function computeCost(
       contextTier: resolved.contextTier,
     },
   };
+}
+
+/** A formula node with its leaves resolved once: what each reads does not depend on the call. */
+type CompiledNode =
+  | { readonly kind: 'number'; readonly value: number }
+  | { readonly kind: 'rate'; readonly key: string }
+  | { readonly kind: 'image' }
+  | { readonly kind: 'variable'; readonly name: string }
+  | { readonly kind: 'sum' | 'multiply'; readonly operands: readonly CompiledNode[] };
+
+interface CompiledFormula {
+  readonly request: CompiledNode;
+  readonly response: CompiledNode;
+  readonly referenced: ReadonlySet<string>;
+}
+
+/** Null: the formula reads an unknown value or nests too deeply, so its price cannot be trusted. */
+const compiledFormulas = new WeakMap<PricingFormula, CompiledFormula | null>();
+
+/** Null where `evaluateExpression` would throw (the same names resolve, at the same depths). */
+function compileNode(expression: PricingExpression, depth: number): CompiledNode | null {
+  if (depth > MAX_DEPTH) return null;
+  if ('value' in expression) {
+    const name = expression.value;
+    if (NUMERIC_LITERAL.test(name)) return { kind: 'number', value: Number(name) };
+    if (name.startsWith('rates.')) {
+      const key = name.slice('rates.'.length);
+      return key === 'image' ? { kind: 'image' } : { kind: 'rate', key: RATE_ALIASES[key] ?? key };
+    }
+    return KNOWN_VARIABLES.has(name) ? { kind: 'variable', name } : null;
+  }
+  const operands: CompiledNode[] = [];
+  for (const operand of expression.operands) {
+    const compiled = compileNode(operand, depth + 1);
+    if (!compiled) return null;
+    operands.push(compiled);
+  }
+  return { kind: expression.operation, operands };
+}
+
+function compiledFormula(formula: PricingFormula): CompiledFormula | null {
+  let compiled = compiledFormulas.get(formula);
+  if (compiled !== undefined) return compiled;
+  const request = compileNode(formula.request, 0);
+  const response = request && compileNode(formula.response, 0);
+  compiled = request && response ? { request, response, referenced: formulaReferences(formula) } : null;
+  compiledFormulas.set(formula, compiled);
+  return compiled;
+}
+
+function formulaReferences(formula: PricingFormula): Set<string> {
+  const referenced = new Set<string>();
+  referencedValues(formula.request, referenced);
+  referencedValues(formula.response, referenced);
+  return referenced;
+}
+
+/** What one call's formula reads: its rates, its quantities by rate, the price of its images. */
+interface FormulaInputs {
+  readonly rates: Rates;
+  readonly rateKeys: readonly string[];
+  readonly quantities: readonly number[];
+  readonly imageCents: () => number;
+}
+
+/** Evaluates like `evaluateExpression`: operands left to right, sums from 0, products from 1. */
+function evaluateCompiled(node: CompiledNode, inputs: FormulaInputs): number {
+  switch (node.kind) {
+    case 'number':
+      return node.value;
+    case 'rate':
+      return inputs.rates.units[node.key] ?? inputs.rates.additionalUnits[node.key] ?? 0;
+    case 'image':
+      return inputs.imageCents();
+    case 'variable': {
+      // A later rate that stands for the same variable wins, as in computeCost's variable map.
+      for (let index = inputs.rateKeys.length - 1; index >= 0; index--) {
+        if (VARIABLE_BY_RATE[inputs.rateKeys[index]]?.includes(node.name)) return inputs.quantities[index];
+      }
+      return 0;
+    }
+    case 'sum': {
+      let total = 0;
+      for (const operand of node.operands) total += evaluateCompiled(operand, inputs);
+      return total;
+    }
+    case 'multiply': {
+      let total = 1;
+      for (const operand of node.operands) total *= evaluateCompiled(operand, inputs);
+      return total;
+    }
+  }
+}
+
+/**
+ * `computeCost(...)?.amount ?? null`, without the breakdown: the log record and the budgets keep
+ * only the amount, and building the lines was most of what pricing a call allocated. The same
+ * arithmetic in the same order, so the two never differ (cost.spec.ts checks the whole catalog).
+ */
+export function computeCostAmount(
+  pricing: ModelPricing | null | undefined,
+  usage: TokenUsage,
+  options: CostOptions = {},
+): number | null {
+  if (!pricing) return null;
+  const resolved = resolveRates(pricing, count(usage.promptTokens), options);
+  const { rates } = resolved;
+  const formula = pricing.formula ? compiledFormula(pricing.formula) : null;
+  if (pricing.formula && !formula) return null;
+
+  // Tokens billed at the same rate are one quantity, in the order their rates first appear.
+  const bucketQuantity = bucketQuantities(usage);
+  const bucketKey = bucketRateKeys(rates);
+  const rateKeys: string[] = [];
+  const sides: Side[] = [];
+  const quantities: number[] = [];
+  for (let bucket = 0; bucket < BUCKETS.length; bucket++) {
+    const rateKey = bucketKey[bucket];
+    if (bucketQuantity[bucket] <= 0 || rateKey === null) continue;
+    let index = rateKeys.indexOf(rateKey);
+    if (index === -1) {
+      index = rateKeys.push(rateKey) - 1;
+      sides.push(BUCKETS[bucket].side);
+      quantities.push(0);
+    }
+    quantities[index] += bucketQuantity[bucket];
+  }
+
+  let requestCents = 0;
+  let responseCents = 0;
+  if (formula) {
+    const imageCount = usage.images ? count(usage.images.count) : 1;
+    const inputs: FormulaInputs = {
+      rates,
+      rateKeys,
+      quantities,
+      imageCents: () => (imagePrice(rates, usage.images?.quality, usage.images?.size) ?? 0) * imageCount,
+    };
+    requestCents = evaluateCompiled(formula.request, inputs);
+    responseCents = evaluateCompiled(formula.response, inputs);
+  }
+  for (let index = 0; index < rateKeys.length; index++) {
+    const variableNames = VARIABLE_BY_RATE[rateKeys[index]] ?? [];
+    if (formula && variableNames.some((variable) => formula.referenced.has(variable))) continue;
+    const cents = quantities[index] * (rateValue(rates, rateKeys[index]) ?? 0);
+    if (sides[index] === 'request') requestCents += cents;
+    else responseCents += cents;
+  }
+
+  let additionalCents = 0;
+  if (usage.additionalUnits) {
+    for (const [unit, rawQuantity] of Object.entries(usage.additionalUnits)) {
+      const quantity = count(rawQuantity);
+      if (quantity === 0) continue;
+      const rate = rates.additionalUnits[unit] ?? rates.units[unit];
+      if (rate !== undefined) additionalCents += quantity * rate;
+    }
+  }
+  const fixedCents = (pricing.fixed.request + pricing.fixed.response) * resolved.feeMultiplier;
+  const cents = round(requestCents + responseCents + additionalCents + fixedCents);
+  return round(cents / 100);
 }
 
 function validateMultiplier(multiplier: PricingMultiplier): PricingMultiplier {

@@ -2,6 +2,7 @@ export * from './catalog.types';
 export { CatalogFormatError, parseFormula, parseRates } from './catalog-parser';
 export {
   computeCost,
+  computeCostAmount,
   resolvePricing,
   tokenUsageFromOpenAI,
   resolveRates,

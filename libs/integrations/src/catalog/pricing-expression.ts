@@ -14,8 +14,8 @@ export class UnknownPricingReferenceError extends Error {
   }
 }
 
-const MAX_DEPTH = 32;
-const NUMERIC_LITERAL = /^-?\d+(\.\d+)?$/;
+export const MAX_DEPTH = 32;
+export const NUMERIC_LITERAL = /^-?\d+(\.\d+)?$/;
 
 /** A `multiply(quantity, rates.x)` pair seen during evaluation, for the cost breakdown. */
 export interface ExpressionProduct {

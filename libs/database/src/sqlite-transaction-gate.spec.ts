@@ -2,6 +2,7 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { DataSource, EntitySchema } from 'typeorm';
+import { sqliteModule } from './sqlite-module';
 import { gateSqliteTransactions } from './sqlite-transaction-gate';
 
 interface Note {
@@ -24,6 +25,7 @@ describe('gateSqliteTransactions', () => {
     dir = mkdtempSync(join(tmpdir(), 'sb-gate-'));
     dataSource = await new DataSource({
       type: 'better-sqlite3',
+      driver: sqliteModule(),
       database: join(dir, 'gate.db'),
       entities: [NoteSchema],
       synchronize: true,
@@ -73,6 +75,24 @@ describe('gateSqliteTransactions', () => {
     expect(await texts()).toEqual(['plain']);
   });
 
+  it('still keeps plain writes out of a transaction begun after the gate was idle', async () => {
+    await dataSource.transaction((manager) => manager.insert(NoteSchema, { id: 10, text: 'first' }));
+    // The gate is idle now (its token store disabled); the next transaction must enable it again.
+    let release!: () => void;
+    const failing = dataSource.transaction(async (manager) => {
+      await manager.insert(NoteSchema, { id: 11, text: 'rolled back' });
+      await new Promise<void>((resolve) => (release = resolve));
+      throw new Error('boom');
+    });
+    await tick();
+    const plain = dataSource.getRepository(NoteSchema).insert({ id: 12, text: 'plain' });
+    await tick();
+    release();
+    await expect(failing).rejects.toThrow('boom');
+    await plain;
+    expect(await texts()).toEqual(['first', 'plain']);
+  });
+
   it('lets a transaction opened inside a running one nest in it', async () => {
     await dataSource.transaction(async (manager) => {
       await manager.insert(NoteSchema, { id: 1, text: 'outer' });
@@ -93,6 +113,7 @@ describe('gateSqliteTransactions', () => {
     await dataSource.destroy();
     dataSource = await new DataSource({
       type: 'better-sqlite3',
+      driver: sqliteModule(),
       database: join(dir, 'deadlock.db'),
       entities: [NoteSchema],
       synchronize: true,

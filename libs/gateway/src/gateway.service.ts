@@ -31,7 +31,7 @@ import {
   pricingFor,
 } from '@switchboard/integrations';
 import { LOG_SINK, LogRecord, LogSink } from '@switchboard/observability';
-import { PolicyEnforcer, Reservation } from '@switchboard/policies';
+import { EnforcementContext, InlineLimits, PolicyEnforcer, Reservation } from '@switchboard/policies';
 import {
   GatewayRoute,
   ProviderAdapter,
@@ -123,6 +123,26 @@ interface PreparedCall {
 
 /** One attempt of a routed request, as the routing engine hands it back. */
 const NOTHING_USED = Object.freeze({ tokens: 0, cost: 0 });
+
+/** What the policies see of a request; `policies: false` checks only the given inline limits. */
+function enforcementContext(
+  attempt: Attempt,
+  facts: RequestFacts,
+  inline: readonly InlineLimits[],
+  policies: boolean,
+): EnforcementContext {
+  const { principal, record } = attempt;
+  return {
+    organisationId: principal.organisationId,
+    workspaceId: principal.workspaceId,
+    apiKeyId: principal.apiKey?.id ?? null,
+    userId: principal.user?.id ?? null,
+    metadata: (record.metadata as Record<string, string> | null) ?? NO_METADATA,
+    inline,
+    policies,
+    estimate: tokenEstimate(facts),
+  };
+}
 
 interface ProviderHold {
   call: PreparedCall;
@@ -472,23 +492,13 @@ export class GatewayService implements OnApplicationShutdown {
     reply: FastifyReply,
     stored: ResolvedProvider | undefined,
   ): Promise<void> | undefined {
-    const { principal, record } = attempt;
+    const { principal } = attempt;
     const inline = inlineLimitsFor(principal, stored);
     if (!this.policies.mayApply(principal.organisationId, principal.workspaceId, inline)) return undefined;
-    return this.policies
-      .check({
-        organisationId: principal.organisationId,
-        workspaceId: principal.workspaceId,
-        apiKeyId: principal.apiKey?.id ?? null,
-        userId: principal.user?.id ?? null,
-        metadata: (record.metadata as Record<string, string> | null) ?? NO_METADATA,
-        inline,
-        estimate: tokenEstimate(facts),
-      })
-      .then((reservation) => {
-        attempt.reservation = reservation;
-        if (hasKeys(reservation.headers)) reply.headers(reservation.headers);
-      });
+    return this.policies.check(enforcementContext(attempt, facts, inline, true)).then((reservation) => {
+      attempt.reservation = reservation;
+      if (hasKeys(reservation.headers)) reply.headers(reservation.headers);
+    });
   }
 
   /**
@@ -634,17 +644,7 @@ export class GatewayService implements OnApplicationShutdown {
   ): Promise<ProviderHold | null> {
     const limits = providerLimits(call.stored!);
     if (limits.length === 0) return null;
-    const { principal, record } = attempt;
-    const reservation = await this.policies.check({
-      organisationId: principal.organisationId,
-      workspaceId: principal.workspaceId,
-      apiKeyId: principal.apiKey?.id ?? null,
-      userId: principal.user?.id ?? null,
-      metadata: (record.metadata as Record<string, string> | null) ?? NO_METADATA,
-      inline: limits,
-      policies: false,
-      estimate: tokenEstimate(facts),
-    });
+    const reservation = await this.policies.check(enforcementContext(attempt, facts, limits, false));
     const hold: ProviderHold = { call, reservation, called: false };
     (attempt.providerHolds ??= []).push(hold);
     return hold;

@@ -95,7 +95,12 @@ async function startGateway({ upstreamUrl, tmpDir, nodeArgs = [] }) {
       GATEWAY_ADMIN_KEY: ADMIN_KEY,
       GATEWAY_JOBS: 'false',
     },
-    stdio: ['ignore', 'ignore', 'pipe'],
+    // BENCH_GATEWAY_STDOUT=<file> keeps the gateway's stdout (with --trace-gc, say) for diagnosis.
+    stdio: [
+      'ignore',
+      process.env.BENCH_GATEWAY_STDOUT ? fs.openSync(process.env.BENCH_GATEWAY_STDOUT, 'w') : 'ignore',
+      'pipe',
+    ],
   });
   child.stderr.on('data', (chunk) => {
     stderr.push(chunk);

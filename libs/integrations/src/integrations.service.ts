@@ -33,22 +33,17 @@ import {
 } from './integrations.mapper';
 import { checkPricingConfig } from './pricing-overrides';
 import { ProviderDirectory } from './provider-directory';
-import { canonicalProvider, validateSettings } from './provider-settings';
-import { maskSecret } from './masking';
-import {
-  mappedTargets,
-  mergeSettings,
-  openSettings,
-  sealSecretSettings,
-  toJson,
-  toJsonList,
-} from './sealed-settings';
+import { canonicalProvider } from './provider-settings';
+import { mergeSettings, openSettings, sealCredentials, toJson, toJsonList } from './sealed-settings';
 import { SecretReferencesService } from './secret-references.service';
 import { parseTagsFilter } from './tags';
 
 function matchesTags(tags: Record<string, string>, filter: Record<string, string> | null): boolean {
   return !filter || Object.entries(filter).every(([key, value]) => tags?.[key] === value);
 }
+
+/** How integrations name and check their settings: under `configurations`, snake_case, strictly. */
+const INTEGRATION_SETTINGS = { paramPrefix: 'configurations', camel: false, strictDeployments: true };
 
 @Injectable()
 export class IntegrationsService implements OnModuleInit {
@@ -126,14 +121,12 @@ export class IntegrationsService implements OnModuleInit {
           workspaceId,
         },
       );
-      const targets = mappedTargets(mappings);
-      const split = validateSettings(provider, dto.configurations ?? {}, {
-        paramPrefix: 'configurations',
-        camel: false,
-        hasKey: Boolean(dto.key) || targets.key,
-        mappedFields: targets.fields,
-        strictDeployments: true,
-      });
+      const sealed = sealCredentials(
+        this.cipher,
+        provider,
+        { settings: dto.configurations ?? {}, mappings, key: dto.key ?? undefined, storedKey: null },
+        INTEGRATION_SETTINGS,
+      );
       const entity = repository.create({
         id: randomUUID(),
         organisation_id: principal.organisationId,
@@ -143,11 +136,9 @@ export class IntegrationsService implements OnModuleInit {
         description: dto.description ?? null,
         ai_provider_id: provider,
         status: 'active',
-        key_encrypted: dto.key ? this.cipher.encrypt(dto.key) : null,
-        key_mask: dto.key ? maskSecret(dto.key) : null,
-        configurations: split.plain,
-        secret_configurations: sealSecretSettings(this.cipher, split.secret),
-        secret_mappings: mappings,
+        key_encrypted: null,
+        key_mask: null,
+        ...sealed.columns,
         pricing_adjustments: dto.pricing_adjustments ? toJson(dto.pricing_adjustments) : null,
         tags: dto.tags ?? {},
         allow_all_models: true,
@@ -168,7 +159,7 @@ export class IntegrationsService implements OnModuleInit {
         );
       }
       const saved = await repository.findOneByOrFail({ id: entity.id });
-      return { saved, secret: split.secret, defaultProvider };
+      return { saved, secret: sealed.secret, defaultProvider };
     });
     await this.directory.changed();
     return {
@@ -233,25 +224,16 @@ export class IntegrationsService implements OnModuleInit {
               workspaceId: row.workspace_id,
             })
           : row.secret_mappings;
-      const targets = mappedTargets(mappings);
-      const key = dto.key ?? opened.key;
       const settings = dto.configurations
         ? mergeSettings(opened.settings, dto.configurations)
         : opened.settings;
-      const split = validateSettings(row.ai_provider_id, settings, {
-        paramPrefix: 'configurations',
-        camel: false,
-        hasKey: Boolean(key) || targets.key,
-        mappedFields: targets.fields,
-        strictDeployments: true,
-      });
-      row.configurations = split.plain;
-      row.secret_configurations = sealSecretSettings(this.cipher, split.secret);
-      row.secret_mappings = mappings;
-      if (dto.key !== undefined) {
-        row.key_encrypted = this.cipher.encrypt(dto.key);
-        row.key_mask = maskSecret(dto.key);
-      }
+      const sealed = sealCredentials(
+        this.cipher,
+        row.ai_provider_id,
+        { settings, mappings, key: dto.key, storedKey: opened.key },
+        INTEGRATION_SETTINGS,
+      );
+      Object.assign(row, sealed.columns);
       if (dto.name !== undefined) row.name = dto.name;
       if (dto.description !== undefined) row.description = dto.description;
       if (dto.tags !== undefined) row.tags = dto.tags ?? {};
@@ -259,7 +241,7 @@ export class IntegrationsService implements OnModuleInit {
         row.pricing_adjustments = dto.pricing_adjustments ? toJson(dto.pricing_adjustments) : null;
       }
       await manager.getRepository(IntegrationEntity).save(row);
-      return { row, secret: split.secret, count: await this.workspaceCount(manager, row) };
+      return { row, secret: sealed.secret, count: await this.workspaceCount(manager, row) };
     });
     await this.directory.changed();
     return toIntegrationDetail(result.row, result.secret, result.count);

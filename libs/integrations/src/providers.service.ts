@@ -25,21 +25,16 @@ import {
 } from './integration-access';
 import { IntegrationErrors } from './integrations.errors';
 import { toProviderResponse, toVirtualKeyResponse } from './integrations.mapper';
-import { maskSecret } from './masking';
 import { ProviderDirectory } from './provider-directory';
-import { canonicalProvider, snakeFieldOf, validateSettings } from './provider-settings';
-import {
-  mappedTargets,
-  mergeSettings,
-  openSettings,
-  sealSecretSettings,
-  toJson,
-  toJsonList,
-} from './sealed-settings';
+import { canonicalProvider, snakeFieldOf } from './provider-settings';
+import { mergeSettings, openSettings, sealCredentials, toJson, toJsonList } from './sealed-settings';
 import { SecretReferencesService } from './secret-references.service';
 import { parseTagsFilter, tagsMatch } from './tags';
 
 type Kind = 'provider' | 'virtual_key';
+
+/** How virtual keys name and check their own settings: top-level camelCase fields. */
+const VIRTUAL_KEY_SETTINGS = { paramPrefix: '', camel: true, strictDeployments: false };
 
 const DEPLOYMENT_FIELDS: Readonly<Record<string, string>> = {
   apiVersion: 'azure_api_version',
@@ -196,23 +191,19 @@ export class ProvidersService {
             workspaceId,
           },
         );
-        const targets = mappedTargets(mappings);
-        const split = validateSettings(provider, settingsInput, {
-          paramPrefix: '',
-          camel: true,
-          hasKey: Boolean(dto.key) || targets.key,
-          mappedFields: targets.fields,
-          strictDeployments: false,
-        });
+        const sealed = sealCredentials(
+          this.cipher,
+          provider,
+          { settings: settingsInput, mappings, key: dto.key ?? undefined, storedKey: null },
+          VIRTUAL_KEY_SETTINGS,
+        );
         entity = this.newRow(principal, workspaceId, 'virtual_key', {
           ...common,
           integration_id: null,
           ai_provider_id: provider,
-          key_encrypted: dto.key ? this.cipher.encrypt(dto.key) : null,
-          key_mask: dto.key ? maskSecret(dto.key) : null,
-          configurations: split.plain,
-          secret_configurations: sealSecretSettings(this.cipher, split.secret),
-          secret_mappings: mappings,
+          key_encrypted: null,
+          key_mask: null,
+          ...sealed.columns,
         });
       }
       await manager.getRepository(ProviderEntity).insert(insertable(entity));
@@ -294,22 +285,13 @@ export class ProvidersService {
                 workspaceId: row.workspace_id,
               })
             : row.secret_mappings;
-        const targets = mappedTargets(mappings);
-        const key = dto.key ?? opened.key;
-        const split = validateSettings(row.ai_provider_id, mergeSettings(opened.settings, patch), {
-          paramPrefix: '',
-          camel: true,
-          hasKey: Boolean(key) || targets.key,
-          mappedFields: targets.fields,
-          strictDeployments: false,
-        });
-        row.configurations = split.plain;
-        row.secret_configurations = sealSecretSettings(this.cipher, split.secret);
-        row.secret_mappings = mappings;
-        if (dto.key !== undefined) {
-          row.key_encrypted = this.cipher.encrypt(dto.key);
-          row.key_mask = maskSecret(dto.key);
-        }
+        const sealed = sealCredentials(
+          this.cipher,
+          row.ai_provider_id,
+          { settings: mergeSettings(opened.settings, patch), mappings, key: dto.key, storedKey: opened.key },
+          VIRTUAL_KEY_SETTINGS,
+        );
+        Object.assign(row, sealed.columns);
       }
       this.applyCommon(row, dto);
       await manager.getRepository(ProviderEntity).save(row);

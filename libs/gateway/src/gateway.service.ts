@@ -124,6 +124,11 @@ interface PreparedCall {
 /** One attempt of a routed request, as the routing engine hands it back. */
 const NOTHING_USED = Object.freeze({ tokens: 0, cost: 0 });
 
+/** What a finished request used, for settling; built only when there is something to settle. */
+function settledUsage(record: LogRecord): { tokens: number | null; cost: number } {
+  return { tokens: record.totalTokens, cost: record.cost ?? 0 };
+}
+
 /** What the policies see of a request; `policies: false` checks only the given inline limits. */
 function enforcementContext(
   attempt: Attempt,
@@ -996,15 +1001,14 @@ export class GatewayService implements OnApplicationShutdown {
       stored ? (model) => pricingFor(stored, model) : undefined,
     );
     this.logs.enqueue(record);
-    const usage = { tokens: record.totalTokens, cost: record.cost ?? 0 };
     const reservation = attempt.reservation;
     if (reservation) {
-      if (attempt.called) void this.policies.settle(reservation, usage);
+      if (attempt.called) void this.policies.settle(reservation, settledUsage(record));
       // A cache hit counts as a request that used no tokens and cost nothing.
       else if (record.cacheStatus === 'hit') void this.policies.settle(reservation, NOTHING_USED);
       else void this.policies.release(reservation);
     }
-    if (attempt.servedHold) void this.policies.settle(attempt.servedHold.reservation, usage);
+    if (attempt.servedHold) void this.policies.settle(attempt.servedHold.reservation, settledUsage(record));
     // Holds still open here belong to routing that threw before it ended.
     this.closeProviderHolds(attempt, undefined);
   }

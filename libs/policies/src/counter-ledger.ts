@@ -230,6 +230,19 @@ export class CounterLedger implements OnModuleInit {
     }
   }
 
+  /**
+   * The live counters of these rows, in counter units, which the enforcer judges by: they hold
+   * settlements the batched writes have not put in the rows yet (other replicas' too, with
+   * Redis). Null where no counter exists since the last reset or restart. Rejects when the store
+   * cannot be reached.
+   */
+  async liveUnits(rows: readonly UsageLimitCounterEntity[]): Promise<(number | null)[]> {
+    if (rows.length === 0) return [];
+    return this.store.readBudgets(
+      rows.map((row) => budgetStoreKey(row.policy_key, row.epoch, row.value_key)),
+    );
+  }
+
   /** After a committed reset: the old counters go, and every replica re-reads its rows. */
   async announceReset(storeKeys: string[]): Promise<void> {
     if (storeKeys.length === 0) return;

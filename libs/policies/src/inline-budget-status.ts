@@ -1,9 +1,8 @@
-import { Inject, Injectable, Logger } from '@nestjs/common';
+import { Injectable, Logger } from '@nestjs/common';
 import { InjectDataSource } from '@nestjs/typeorm';
 import { DataSource, In } from 'typeorm';
 import type { InlineBudgetKind, InlineBudgetOwner, InlineUsageStatus } from '@switchboard/common';
-import { COUNTER_STORE, CounterStore } from './counters/counter-store';
-import { CounterLedger, budgetStoreKey } from './counter-ledger';
+import { CounterLedger } from './counter-ledger';
 import { UsageLimitCounterEntity } from './entities/usage-limit-counter.entity';
 import { InlineBudgetKey, inlineBudgetKeys } from './inline-budgets';
 import { decimal } from './policies.mapper';
@@ -24,7 +23,6 @@ export class InlineBudgetStatus implements InlineUsageStatus {
 
   constructor(
     @InjectDataSource() private readonly dataSource: DataSource,
-    @Inject(COUNTER_STORE) private readonly store: CounterStore,
     private readonly ledger: CounterLedger,
   ) {}
 
@@ -89,17 +87,12 @@ export class InlineBudgetStatus implements InlineUsageStatus {
   }
 
   /**
-   * The live counters, which the enforcer judges by: they hold settlements the batched writes
-   * have not put in the rows yet, other replicas' too with Redis. A counter that does not exist
-   * (none since the last reset or restart) reads as null, and so does every one when the store
-   * cannot be reached: the rows are then the best answer, behind by one flush at most.
+   * The ledger's live counters; when the store cannot be reached, none, and the rows are then the
+   * best answer, behind by one flush at most.
    */
   private async liveUnits(rows: readonly UsageLimitCounterEntity[]): Promise<(number | null)[]> {
-    if (rows.length === 0) return [];
     try {
-      return await this.store.readBudgets(
-        rows.map((row) => budgetStoreKey(row.policy_key, row.epoch, row.value_key)),
-      );
+      return await this.ledger.liveUnits(rows);
     } catch (error) {
       this.logger.warn(`Budget counters unreadable, status from the database: ${(error as Error).message}`);
       return rows.map(() => null);

@@ -1,10 +1,9 @@
-import { Inject, Injectable } from '@nestjs/common';
+import { Injectable } from '@nestjs/common';
 import { InjectDataSource } from '@nestjs/typeorm';
 import { randomUUID } from 'node:crypto';
 import { DataSource, EntityManager, FindOptionsWhere } from 'typeorm';
 import { InvalidationBus, Principal, isUuid, listEnvelope, toPage } from '@switchboard/common';
-import { COUNTER_STORE, CounterStore } from './counters/counter-store';
-import { CounterLedger, budgetStoreKey } from './counter-ledger';
+import { CounterLedger } from './counter-ledger';
 import {
   CreateUsageLimitPolicyDto,
   GetUsageLimitPolicyQueryDto,
@@ -33,7 +32,6 @@ export class UsageLimitPoliciesService {
     private readonly registry: PolicyRegistry,
     private readonly ledger: CounterLedger,
     private readonly recorder: UsageRecorder,
-    @Inject(COUNTER_STORE) private readonly store: CounterStore,
     private readonly bus: InvalidationBus,
   ) {}
 
@@ -280,9 +278,7 @@ export class UsageLimitPoliciesService {
 
   /** Live usage from the counters where they exist (other replicas' settlements included). */
   private async liveUsage(rows: UsageLimitCounterEntity[]): Promise<number[]> {
-    const live = await this.store.readBudgets(
-      rows.map((row) => budgetStoreKey(row.policy_key, row.epoch, row.value_key)),
-    );
+    const live = await this.ledger.liveUnits(rows);
     return rows.map((row, index) => {
       const units = live[index];
       return units === null ? decimal(row.current_usage) : fromUnits(row.type, units);

@@ -2,7 +2,15 @@ import { Injectable, Logger, OnModuleInit } from '@nestjs/common';
 import { InjectDataSource } from '@nestjs/typeorm';
 import { randomUUID } from 'node:crypto';
 import { DataSource, EntityManager, In, IsNull } from 'typeorm';
-import { AppError, DomainEvents, Principal, listEnvelope, slugify, toPage } from '@switchboard/common';
+import {
+  AppError,
+  DomainEventMap,
+  DomainEvents,
+  Principal,
+  listEnvelope,
+  slugify,
+  toPage,
+} from '@switchboard/common';
 import { insertable } from '@switchboard/database';
 import { WorkspacesService } from '@switchboard/identity';
 import { SecretCipher } from '@switchboard/secrets';
@@ -71,12 +79,7 @@ export class IntegrationsService implements OnModuleInit {
     principal,
     workspaceId,
     afterCommit,
-  }: {
-    manager: EntityManager;
-    principal: Principal;
-    workspaceId: string;
-    afterCommit(task: () => Promise<void>): void;
-  }): Promise<void> {
+  }: DomainEventMap['workspace.created']): Promise<void> {
     const integrations = await manager.getRepository(IntegrationEntity).find({
       where: { organisation_id: principal.organisationId, workspace_id: IsNull(), status: 'active' },
       order: { created_at: 'ASC' },

@@ -1,4 +1,7 @@
 import OpenAI, { toFile } from 'openai';
+import { createServer } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { connect } from 'node:net';
 import { fetch } from 'undici';
 import { computeCost, getModelPricing, tokenUsageFromOpenAI } from '../../libs/integrations/src';
 import { MockServer, startAnthropicMock, startBedrockMock, startOpenAIMock } from '../mocks';
@@ -372,5 +375,78 @@ describeE2E('gateway log records, multipart and upstream aborts', () => {
       const log = await theLogOf(traceId);
       expect(log.metrics).toMatchObject({ ai_org: 'bedrock', response_status_code: 499 });
     });
+  });
+  it('a client that stops reading a stream and then hangs up still gets its record', async () => {
+    // An upstream that streams until it is stopped, and says when it can no longer write.
+    const chunk = `data: ${JSON.stringify({
+      id: 'chatcmpl-slow',
+      object: 'chat.completion.chunk',
+      created: 1,
+      model: 'gpt-4o',
+      choices: [{ index: 0, delta: { content: 'x'.repeat(64 * 1024) }, finish_reason: null }],
+    })}\n\n`;
+    let blockedSince = 0;
+    let upstreamClosed = false;
+    const upstream = createServer((request, response) => {
+      request.resume();
+      response.writeHead(200, { 'content-type': 'text/event-stream' });
+      const pump = () => {
+        while (!response.destroyed) {
+          if (!response.write(chunk)) {
+            blockedSince = Date.now();
+            response.once('drain', () => {
+              blockedSince = 0;
+              pump();
+            });
+            return;
+          }
+        }
+      };
+      response.on('close', () => (upstreamClosed = true));
+      pump();
+    });
+    await new Promise<void>((resolve) => upstream.listen(0, '127.0.0.1', resolve));
+    const traceId = nextTrace();
+    const body = JSON.stringify({
+      model: 'gpt-4o',
+      stream: true,
+      messages: [{ role: 'user', content: 'hi' }],
+    });
+    const { port } = new URL(t.baseUrl);
+    const socket = connect(Number(port), '127.0.0.1');
+    try {
+      await new Promise<void>((resolve) => socket.once('connect', resolve));
+      socket.pause();
+      socket.write(
+        [
+          'POST /v1/chat/completions HTTP/1.1',
+          'host: 127.0.0.1',
+          'content-type: application/json',
+          `content-length: ${Buffer.byteLength(body)}`,
+          `x-gateway-api-key: ${workspaceKey}`,
+          'x-gateway-provider: openai',
+          'authorization: Bearer sk-upstream',
+          `x-gateway-custom-host: http://127.0.0.1:${(upstream.address() as AddressInfo).port}/v1`,
+          `x-gateway-trace-id: ${traceId}`,
+          '',
+          body,
+        ].join('\r\n'),
+      );
+      // The client reads nothing: the gateway's writes back up, it stops reading the upstream,
+      // and the upstream's writes back up in turn.
+      await until(() => blockedSince > 0 && Date.now() - blockedSince > 300, 15_000);
+      socket.destroy();
+      await until(() => upstreamClosed);
+      const log = await theLogOf(traceId);
+      expect(log.metrics).toMatchObject({
+        response_status_code: 499,
+        error_code: 'client_closed_request',
+        stream_mode: 1,
+      });
+    } finally {
+      socket.destroy();
+      upstream.closeAllConnections();
+      await new Promise((resolve) => upstream.close(resolve));
+    }
   });
 });

@@ -50,6 +50,7 @@ import { readTraceHeaders } from './request-headers';
 import { applyTraceHeaders, completeLogRecord, newLogRecord } from './request-log';
 import { validateRequestBody } from './request-validation';
 import { MULTIPART_GATEWAY_ROUTES } from './route-table';
+import { drained, relayBody } from './relay';
 import { refusalError, storedProviderLookups } from './stored-providers';
 import { UpstreamCancel, UpstreamClient } from './upstream-client';
 
@@ -71,6 +72,13 @@ const SSE_HEADERS = {
   'cache-control': 'no-cache',
 };
 const DONE = Buffer.from('data: [DONE]\n\n');
+
+/** Translated stream events as server-sent `data:` lines, in one string. */
+function sseEvents(objects: readonly unknown[]): string {
+  let text = '';
+  for (const object of objects) text += `data: ${JSON.stringify(object)}\n\n`;
+  return text;
+}
 const MAX_ERROR_BODY_BYTES = 1024 * 1024;
 
 interface Attempt {
@@ -798,7 +806,7 @@ export class GatewayService implements OnApplicationShutdown {
     reply.hijack();
     const raw = reply.raw;
     raw.writeHead(response.statusCode, { ...(reply.getHeaders() as Record<string, string>), ...headers });
-    for await (const chunk of response.body) await this.writeChunk(raw, attempt, chunk as Buffer);
+    await relayBody(response.body, raw, (chunk) => this.sendChunk(raw, attempt, chunk));
     raw.end();
   }
 
@@ -898,14 +906,13 @@ export class GatewayService implements OnApplicationShutdown {
       ...SSE_HEADERS,
       ...(passthroughRoute && upstreamType ? { 'content-type': upstreamType } : {}),
     });
-    const write = (data: Buffer | string) => this.writeChunk(raw, attempt, data);
-
     if (nativeRoute || passthroughRoute) {
       const scanner = nativeRoute ? createOpenAiSseUsageScanner() : adapter.createStreamTranslator(ctx);
-      for await (const chunk of response.body) {
-        await write(chunk as Buffer);
-        scanner.write(chunk as Uint8Array);
-      }
+      await relayBody(response.body, raw, (chunk) => {
+        const flowing = this.sendChunk(raw, attempt, chunk);
+        scanner.write(chunk);
+        return flowing;
+      });
       scanner.end();
       attempt.usage = scanner.usage();
       // Stored before the end reaches the client, so its next identical request finds it.
@@ -915,27 +922,34 @@ export class GatewayService implements OnApplicationShutdown {
     }
 
     const translator = adapter.createStreamTranslator(ctx);
-    for await (const chunk of response.body) {
-      const objects = translator.write(chunk as Uint8Array);
-      if (objects.length > 0)
-        await write(objects.map((object) => `data: ${JSON.stringify(object)}\n\n`).join(''));
-    }
+    await relayBody(response.body, raw, (chunk) => {
+      const objects = translator.write(chunk);
+      return objects.length === 0 || this.sendChunk(raw, attempt, sseEvents(objects));
+    });
     const tail = translator.end();
-    if (tail.length > 0) await write(tail.map((object) => `data: ${JSON.stringify(object)}\n\n`).join(''));
-    await write(DONE);
+    if (tail.length > 0) await this.writeChunk(raw, attempt, sseEvents(tail));
+    await this.writeChunk(raw, attempt, DONE);
     attempt.usage = translator.usage();
     if (attempt.recorder) await attempt.recorder.finish();
     raw.end();
   }
 
-  /** One chunk to the client: first-byte time, the log's capped copy, and backpressure. */
-  private async writeChunk(raw: ServerResponse, attempt: Attempt, data: Buffer | string): Promise<void> {
+  /**
+   * One chunk to the client: first-byte time, the cache's and the log's (capped) copies. Answers
+   * whether the client took it without buffering (false: wait for `drain` before the next).
+   */
+  private sendChunk(raw: ServerResponse, attempt: Attempt, data: Buffer | string): boolean {
     if (attempt.firstByteAt === null) attempt.firstByteAt = performance.now();
     attempt.recorder?.push(data);
     const room = this.config.logBodyMaxBytes - attempt.responseText.length;
     if (room > 0)
       attempt.responseText += typeof data === 'string' ? data.slice(0, room) : data.toString('utf8', 0, room);
-    if (!raw.write(data)) await new Promise((resolve) => raw.once('drain', resolve));
+    return raw.write(data);
+  }
+
+  /** sendChunk, then waits while the client is behind (or until it has gone). */
+  private async writeChunk(raw: ServerResponse, attempt: Attempt, data: Buffer | string): Promise<void> {
+    if (!this.sendChunk(raw, attempt, data)) await drained(raw);
   }
 
   private fail(

@@ -11,6 +11,7 @@
  *   and the RSS of the process under test, sampled from /proc during its runs.
  *
  * Usage: node bench/run.js [--quick] [--duration <s>] [--rate <req/s>] [--connections <n>] [--no-gateway]
+ *                         [--repeat <n>]   (n runs, then the median of each figure)
  *        node bench/run.js --soak [--duration <s>] [--rate <req/s>] [--sample-every <s>]   (memory soak)
  * See bench/README.md for what the figures mean.
  */
@@ -23,6 +24,7 @@ const autocannon = require('autocannon');
 const { Pool } = require('undici');
 const { startGateway } = require('./gateway-target');
 const { runSoak } = require('./soak');
+const { summarise, summaryLines } = require('./summary');
 
 const ROUTE = '/v1/chat/completions';
 const JSON_BODY = JSON.stringify({
@@ -531,12 +533,13 @@ function readSettings() {
       soak: { type: 'boolean', default: false },
       'sample-every': { type: 'string' },
       'gateway-node-args': { type: 'string' },
+      repeat: { type: 'string' },
       help: { type: 'boolean', default: false },
     },
   });
   if (values.help) {
     console.log(
-      'node bench/run.js [--quick] [--duration s] [--rate req/s] [--connections n] [--no-gateway] [--stream-chunks n] [--chunk-delay ms] [--gateway-node-args="<node flags>"]\n' +
+      'node bench/run.js [--quick] [--duration s] [--rate req/s] [--connections n] [--no-gateway] [--stream-chunks n] [--chunk-delay ms] [--gateway-node-args="<node flags>"] [--repeat n]\n' +
         'node bench/run.js --soak [--duration s (default 300)] [--rate req/s (default 1000)] [--sample-every s (default 5)]',
     );
     process.exit(0);
@@ -550,6 +553,10 @@ function readSettings() {
   const durationS = positive(values.duration, 'duration', values.soak ? 300 : values.quick ? 2 : 10);
   // Bounds keep a typo from starting an hour-long run or a million connections.
   if (durationS > 600) throw new Error('--duration is capped at 600 s');
+  const repeat = positive(values.repeat, 'repeat', 1);
+  if (!Number.isInteger(repeat) || repeat > 10)
+    throw new Error('--repeat must be a whole number from 1 to 10');
+  if (repeat > 1 && values.soak) throw new Error('--repeat does not apply to --soak');
   return {
     quick: values.quick,
     durationS,
@@ -566,6 +573,7 @@ function readSettings() {
     streamChunks: Math.min(positive(values['stream-chunks'], 'stream-chunks', 10), 1_000),
     chunkDelayMs: values['chunk-delay'] === '0' ? 0 : positive(values['chunk-delay'], 'chunk-delay', 1),
     gateway: !values['no-gateway'],
+    repeat,
   };
 }
 
@@ -607,6 +615,28 @@ async function main() {
   const log = (message) => console.log(message);
   log(`bench: ${os.cpus().length} cores, node ${process.version}; every process runs on this machine`);
   if (settings.soak) return soak(settings, log);
+  const outDir = path.join(__dirname, 'results');
+  fs.mkdirSync(outDir, { recursive: true });
+  const file = path.join(outDir, 'latest.json');
+  if (settings.repeat === 1) {
+    const report = await runOnce(settings, log);
+    fs.writeFileSync(file, `${JSON.stringify(report, null, 2)}\n`);
+  } else {
+    // Each run starts every process afresh, so one run's heap or log backlog cannot reach the next.
+    const reports = [];
+    for (let run = 1; run <= settings.repeat; run++) {
+      log(`\n=== run ${run} of ${settings.repeat} ===`);
+      reports.push(await runOnce(settings, log));
+    }
+    const summary = summarise(reports, TARGETS);
+    log(`\n${summaryLines(summary).join('\n')}`);
+    fs.writeFileSync(file, `${JSON.stringify({ summary, runs: reports }, null, 2)}\n`);
+  }
+  log(`\nwrote ${path.relative(process.cwd(), file)}`);
+}
+
+/** One run: fresh upstream, floor and gateway processes, every phase, the table; returns the report. */
+async function runOnce(settings, log) {
   const tmpDir = fs.mkdtempSync(path.join(os.tmpdir(), 'switchboard-bench-'));
 
   const upstream = await forkReady('upstream.js', {
@@ -671,10 +701,7 @@ async function main() {
 
   const report = buildReport(settings, results, gatewayUnavailable);
   printTable(report);
-  const outDir = path.join(__dirname, 'results');
-  fs.mkdirSync(outDir, { recursive: true });
-  fs.writeFileSync(path.join(outDir, 'latest.json'), `${JSON.stringify(report, null, 2)}\n`);
-  log(`\nwrote ${path.relative(process.cwd(), path.join(outDir, 'latest.json'))}`);
+  return report;
 }
 
 main().then(

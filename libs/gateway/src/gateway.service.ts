@@ -46,11 +46,11 @@ import { GatewayErrors } from './gateway.errors';
 import { topLevelJsonValue } from './json-scan';
 import { inlineLimitsFor, providerLimits } from './policy-context';
 import { ResolvedTarget, TargetLookups, bearer, resolveTarget } from './provider-resolution';
+import { drained, relayBody } from './relay';
 import { readTraceHeaders } from './request-headers';
 import { applyTraceHeaders, completeLogRecord, newLogRecord } from './request-log';
 import { validateRequestBody } from './request-validation';
 import { MULTIPART_GATEWAY_ROUTES } from './route-table';
-import { drained, relayBody } from './relay';
 import { refusalError, storedProviderLookups } from './stored-providers';
 import { UpstreamCancel, UpstreamClient } from './upstream-client';
 
@@ -72,6 +72,7 @@ const SSE_HEADERS = {
   'cache-control': 'no-cache',
 };
 const DONE = Buffer.from('data: [DONE]\n\n');
+const MAX_ERROR_BODY_BYTES = 1024 * 1024;
 
 /** Translated stream events as server-sent `data:` lines, in one string. */
 function sseEvents(objects: readonly unknown[]): string {
@@ -79,7 +80,6 @@ function sseEvents(objects: readonly unknown[]): string {
   for (const object of objects) text += `data: ${JSON.stringify(object)}\n\n`;
   return text;
 }
-const MAX_ERROR_BODY_BYTES = 1024 * 1024;
 
 interface Attempt {
   record: LogRecord;

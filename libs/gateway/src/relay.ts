@@ -46,6 +46,8 @@ export function relayBody(
     const settle = (error?: Error) => {
       if (settled) return;
       settled = true;
+      // Whatever the body still emits is no longer ours; an error must not go unhandled.
+      body.on('error', ignore);
       body.off('data', onData);
       body.off('end', onEnd);
       body.off('error', onError);
@@ -62,8 +64,6 @@ export function relayBody(
       } catch (error) {
         const failure = error instanceof Error ? error : new Error(String(error));
         settle(failure);
-        // Its own error event comes after the settling: heard, so it cannot go unhandled.
-        body.on('error', ignore);
         body.destroy(failure);
         return;
       }

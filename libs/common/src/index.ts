@@ -10,3 +10,4 @@ export * from './ids';
 export * from './limits.dto';
 export * from './invalidation-bus';
 export * from './inline-usage-status';
+export * from './optional-modules';

@@ -1,7 +1,8 @@
 import { Inject, Injectable, Logger, OnModuleDestroy, OnModuleInit } from '@nestjs/common';
-import Redis from 'ioredis';
+import type Redis from 'ioredis';
 import { randomUUID } from 'node:crypto';
 import { APP_CONFIG, AppConfig } from '@switchboard/config';
+import { redisClient } from './optional-modules';
 
 const CHANNEL = 'switchboard:invalidate';
 
@@ -22,8 +23,9 @@ export class InvalidationBus implements OnModuleInit, OnModuleDestroy {
 
   async onModuleInit(): Promise<void> {
     if (!this.config.redisUrl) return;
-    this.publisher = new Redis(this.config.redisUrl, { lazyConnect: true, maxRetriesPerRequest: 2 });
-    this.subscriber = new Redis(this.config.redisUrl, { lazyConnect: true });
+    const Client = redisClient();
+    this.publisher = new Client(this.config.redisUrl, { lazyConnect: true, maxRetriesPerRequest: 2 });
+    this.subscriber = new Client(this.config.redisUrl, { lazyConnect: true });
     this.publisher.on('error', (error) => this.logger.warn(`Redis publisher: ${error.message}`));
     this.subscriber.on('error', (error) => this.logger.warn(`Redis subscriber: ${error.message}`));
     await Promise.all([this.publisher.connect(), this.subscriber.connect()]);

@@ -1,5 +1,6 @@
 import { Inject, Injectable, Logger, OnModuleDestroy, OnModuleInit } from '@nestjs/common';
-import Redis from 'ioredis';
+import type Redis from 'ioredis';
+import { redisClient } from '@switchboard/common';
 import { APP_CONFIG, AppConfig } from '@switchboard/config';
 import { BreakerStore, MemoryBreakerStore, RedisBreakerStore } from './circuit-breaker';
 import type { RequestConfig } from './config-store';
@@ -32,7 +33,7 @@ export class ConfigRuntime implements OnModuleInit, OnModuleDestroy {
     const onError = (error: unknown) =>
       this.logger.warn(`Routing state: ${error instanceof Error ? error.message : String(error)}`);
     if (config.redisUrl) {
-      this.redis = new Redis(config.redisUrl, {
+      this.redis = new (redisClient())(config.redisUrl, {
         lazyConnect: true,
         maxRetriesPerRequest: 1,
         // A slow Redis must not hold a request for long: the call degrades instead.

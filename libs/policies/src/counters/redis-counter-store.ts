@@ -1,4 +1,5 @@
-import Redis from 'ioredis';
+import type Redis from 'ioredis';
+import { redisClient } from '@switchboard/common';
 import { CounterStore, ReleaseInput, ReserveInput, ReserveResult, SettleInput } from './counter-store';
 import { RELEASE_SCRIPT, RESERVE_SCRIPT, SETTLE_SCRIPT } from './redis-scripts';
 
@@ -29,7 +30,7 @@ export class RedisCounterStore implements CounterStore {
   private readonly redis: ScriptedRedis;
 
   constructor(private readonly options: RedisCounterStoreOptions) {
-    this.redis = new Redis(options.url, {
+    this.redis = new (redisClient())(options.url, {
       maxRetriesPerRequest: 1,
       commandTimeout: 2_000,
       enableOfflineQueue: true,

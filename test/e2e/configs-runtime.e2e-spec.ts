@@ -10,7 +10,7 @@ import {
   RequestConfig,
   replayChunks,
 } from '@switchboard/configs';
-import { TestApp, describeE2E, startTestApp } from '../support/test-app';
+import { TestApp, describeE2E, itWithRedis, startTestApp } from '../support/test-app';
 
 /**
  * The data-plane side of configs inside the running app: the response cache and the circuit
@@ -19,8 +19,6 @@ import { TestApp, describeE2E, startTestApp } from '../support/test-app';
  */
 describeE2E('configs runtime (cache and circuit breakers)', () => {
   const redisUrl = process.env.REDIS_URL;
-  const withRedis = (name: string, body: () => Promise<void>) =>
-    redisUrl ? it(name, body) : it.skip(`${name} [skipped: REDIS_URL is not set]`, body);
   let t: TestApp;
   let replica: TestApp | null = null;
   let redis: Redis | null = null;
@@ -116,7 +114,7 @@ describeE2E('configs runtime (cache and circuit breakers)', () => {
       expect(replayed).toEqual(chunks);
     });
 
-    withRedis('another replica answers from the same cache', async () => {
+    itWithRedis('another replica answers from the same cache', async () => {
       const miss = runtime().openCache(await resolve(config), { ...input, namespace: 'replicas' });
       cacheKeys.push(miss.key!);
       await miss.storeJson(200, {}, '{"from":"replica one"}');
@@ -152,14 +150,14 @@ describeE2E('configs runtime (cache and circuit breakers)', () => {
       expect(third).toMatchObject({ ok: true, servedBy: 'targets[1]' });
     });
 
-    withRedis('are shared with another replica through Redis', async () => {
+    itWithRedis('are shared with another replica through Redis', async () => {
       const before = calls.length;
       const result = await runtime(replica!).run(await resolve(config, replica!), {}, attempt);
       expect(calls.slice(before)).toEqual(['backup']);
       expect(result.attempts[0].skipped).toBe('circuit_open');
     });
 
-    withRedis('the Redis store runs the same transitions atomically', async () => {
+    itWithRedis('the Redis store runs the same transitions atomically', async () => {
       const store = new RedisBreakerStore(redis!, `test:configs:${workspaceId}:`);
       const settings = { failure_threshold: 2, cooldown_interval: 1000 };
       expect(await store.record('t', settings, true, 1000)).toBe('closed');

@@ -2,7 +2,7 @@ import { AuditService } from '@switchboard/audit';
 import { DataSource } from 'typeorm';
 import { ConfigStore } from '@switchboard/configs';
 import { WORKSPACE_SCOPES } from '../support/access-matrix';
-import { TestApp, describeE2E, startTestApp } from '../support/test-app';
+import { TestApp, describeE2E, itWithRedis, startTestApp } from '../support/test-app';
 
 const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/;
 const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
@@ -497,9 +497,7 @@ describeE2E('configs', () => {
       }
     });
 
-    const crossReplica = (name: string, body: () => Promise<void>) =>
-      process.env.REDIS_URL ? it(name, body) : it.skip(`${name} [skipped: REDIS_URL is not set]`, body);
-    crossReplica('another replica sees a change through the invalidation bus (Redis)', async () => {
+    itWithRedis('another replica sees a change through the invalidation bus (Redis)', async () => {
       const replica = await startTestApp({}, t.database);
       try {
         const created = await createConfig({ config: { provider: 'openai' } });

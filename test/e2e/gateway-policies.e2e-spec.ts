@@ -27,7 +27,7 @@ import { fetch } from 'undici';
 import { computeCost, getModelPricing } from '../../libs/integrations/src';
 import { WORKSPACE_SCOPES } from '../support/access-matrix';
 import { MockServer, startOpenAIMock } from '../mocks';
-import { TestApp, describeE2E, startTestApp } from '../support/test-app';
+import { TestApp, describeE2E, itWithRedis, startTestApp } from '../support/test-app';
 
 async function until<T>(read: () => Promise<T | undefined | false> | T | undefined | false, what: string) {
   const deadline = Date.now() + 5_000;
@@ -201,10 +201,8 @@ describeE2E('gateway: policies on the request path', () => {
     });
 
     // Two processes can share counters only through Redis; without it each process counts alone.
-    (process.env.REDIS_URL ? it : it.skip)(
-      `two servers sharing Redis: 200 concurrent requests across both against 50, exactly 50 pass${
-        process.env.REDIS_URL ? '' : ' [skipped: needs REDIS_URL]'
-      }`,
+    itWithRedis(
+      'two servers sharing Redis: 200 concurrent requests across both against 50, exactly 50 pass',
       async () => {
         const { conditions, metadata } = scope();
         await ratePolicy({ conditions, value: 50 });

@@ -25,6 +25,18 @@ export function describeE2E(name: string, body: () => void): void {
   describe(`${name} [${currentDialect()}]`, body);
 }
 
+/** A test that needs Redis: runs when REDIS_URL is set, otherwise skips and prints `why`. */
+export function itWithRedis(name: string, body: () => Promise<void>, why = 'REDIS_URL is not set'): void {
+  if (process.env.REDIS_URL) it(name, body);
+  else it.skip(`${name} [skipped: ${why}]`, body);
+}
+
+/** describeE2E for a suite that needs Redis: without REDIS_URL it skips and prints `why`. */
+export function describeE2EWithRedis(name: string, body: () => void, why: string): void {
+  if (process.env.REDIS_URL) describeE2E(name, body);
+  else describe.skip(`${name} [${currentDialect()}: skipped, REDIS_URL is not set: ${why}]`, body);
+}
+
 export interface TestDatabase {
   url: string;
   drop(): Promise<void>;

@@ -24,7 +24,7 @@ const autocannon = require('autocannon');
 const { Pool } = require('undici');
 const { startGateway } = require('./gateway-target');
 const { runSoak } = require('./soak');
-const { summarise, summaryLines } = require('./summary');
+const { checkTargets, summarise, summaryLines } = require('./summary');
 
 const ROUTE = '/v1/chat/completions';
 const JSON_BODY = JSON.stringify({
@@ -487,33 +487,16 @@ function buildReport(settings, results, gatewayUnavailable) {
           ? ratio(results.gateway.rss.maxMb, results.floor.rss.maxMb)
           : null,
     };
-    report.checks = {
-      'added p50 ms': {
-        value: g.p50Ms,
-        target: `<= ${TARGETS.addedP50Ms}`,
-        pass: g.p50Ms <= TARGETS.addedP50Ms,
+    report.checks = checkTargets(
+      {
+        addedP50Ms: g.p50Ms,
+        addedP99Ms: g.p99Ms,
+        addedTtfbP50Ms: g.ttfbP50Ms,
+        saturatedRps: results.gateway.saturated.requestsPerSecond,
+        rssMaxMb: results.gateway.rss?.maxMb ?? null,
       },
-      'added p99 ms': {
-        value: g.p99Ms,
-        target: `<= ${TARGETS.addedP99Ms}`,
-        pass: g.p99Ms <= TARGETS.addedP99Ms,
-      },
-      'added TTFB p50 ms': {
-        value: g.ttfbP50Ms,
-        target: `<= ${TARGETS.addedTtfbMs}`,
-        pass: g.ttfbP50Ms <= TARGETS.addedTtfbMs,
-      },
-      'saturated req/s': {
-        value: results.gateway.saturated.requestsPerSecond,
-        target: `>= ${TARGETS.throughputRps}`,
-        pass: results.gateway.saturated.requestsPerSecond >= TARGETS.throughputRps,
-      },
-      'RSS max MB': {
-        value: results.gateway.rss?.maxMb ?? null,
-        target: `<= ${TARGETS.rssMb}`,
-        pass: (results.gateway.rss?.maxMb ?? Infinity) <= TARGETS.rssMb,
-      },
-    };
+      TARGETS,
+    );
   }
   return report;
 }

@@ -37,34 +37,36 @@ function spread(values) {
   return { median: median(finite), min: Math.min(...finite), max: Math.max(...finite), runs: finite.length };
 }
 
-/** Which check of a run's report a figure is, and how it passes. */
+/** The five targets, each against the figure it judges (the keys of FIGURES). */
 const CHECKS = {
-  addedP50Ms: {
-    name: 'added p50 ms',
-    pass: (value, targets) => value <= targets.addedP50Ms,
-    target: (t) => `<= ${t.addedP50Ms}`,
-  },
-  addedP99Ms: {
-    name: 'added p99 ms',
-    pass: (value, targets) => value <= targets.addedP99Ms,
-    target: (t) => `<= ${t.addedP99Ms}`,
-  },
-  addedTtfbP50Ms: {
-    name: 'added TTFB p50 ms',
-    pass: (value, targets) => value <= targets.addedTtfbMs,
-    target: (t) => `<= ${t.addedTtfbMs}`,
-  },
-  saturatedRps: {
-    name: 'saturated req/s',
-    pass: (value, targets) => value >= targets.throughputRps,
-    target: (t) => `>= ${t.throughputRps}`,
-  },
-  rssMaxMb: {
-    name: 'RSS max MB',
-    pass: (value, targets) => value <= targets.rssMb,
-    target: (t) => `<= ${t.rssMb}`,
-  },
+  addedP50Ms: { name: 'added p50 ms', limit: 'addedP50Ms', atMost: true },
+  addedP99Ms: { name: 'added p99 ms', limit: 'addedP99Ms', atMost: true },
+  addedTtfbP50Ms: { name: 'added TTFB p50 ms', limit: 'addedTtfbMs', atMost: true },
+  saturatedRps: { name: 'saturated req/s', limit: 'throughputRps', atMost: false },
+  rssMaxMb: { name: 'RSS max MB', limit: 'rssMb', atMost: true },
 };
+
+/**
+ * The targets checked against figures, for one run's report and for the medians alike. A figure
+ * left undefined is not checked; one that is null (not measured) fails. `shown` is how the value
+ * is reported (the comparison uses it as given).
+ * @param {Record<string, number | null | undefined>} values by the keys of CHECKS
+ * @param {object} targets the TARGETS of run.js
+ */
+function checkTargets(values, targets, shown = (value) => value) {
+  const checks = {};
+  for (const [key, check] of Object.entries(CHECKS)) {
+    const value = values[key];
+    if (value === undefined) continue;
+    const limit = targets[check.limit];
+    checks[check.name] = {
+      value: value === null ? null : shown(value),
+      target: `${check.atMost ? '<=' : '>='} ${limit}`,
+      pass: value !== null && (check.atMost ? value <= limit : value >= limit),
+    };
+  }
+  return checks;
+}
 
 /**
  * @param {object[]} reports one report per run, as buildReport returns them
@@ -85,17 +87,9 @@ function summarise(reports, targets) {
     const found = spread(reports.map((report) => report.ratiosToFloor?.[name]));
     if (found) ratiosToFloor[name] = found;
   }
-  const checks = {};
-  const gateway = figures.gateway ?? {};
-  for (const [key, check] of Object.entries(CHECKS)) {
-    const figure = gateway[key];
-    if (!figure) continue;
-    checks[check.name] = {
-      value: Number(figure.median.toFixed(3)),
-      target: check.target(targets),
-      pass: check.pass(figure.median, targets),
-    };
-  }
+  const medians = {};
+  for (const [key, found] of Object.entries(figures.gateway ?? {})) medians[key] = found.median;
+  const checks = checkTargets(medians, targets, (value) => Number(value.toFixed(3)));
   return { runs: reports.length, figures, ratiosToFloor, checks };
 }
 
@@ -139,4 +133,4 @@ function summaryLines(summary) {
   return lines;
 }
 
-module.exports = { summarise, summaryLines, median };
+module.exports = { summarise, summaryLines, median, checkTargets };

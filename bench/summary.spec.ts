@@ -1,5 +1,5 @@
 // eslint-disable-next-line @typescript-eslint/no-require-imports
-const { median, summarise, summaryLines } = require('./summary');
+const { checkTargets, median, summarise, summaryLines } = require('./summary');
 
 const TARGETS = { addedP50Ms: 0.5, addedP99Ms: 2, addedTtfbMs: 0.5, throughputRps: 5000, rssMb: 200 };
 
@@ -69,5 +69,13 @@ describe('bench summary', () => {
     expect(lines[0]).toBe('median of 1 run');
     expect(lines.find((line) => line.startsWith('added p50 ms'))).toMatch(/0\.300\s+0\.450$/);
     expect(lines.some((line) => line.includes('PASS  added p99 ms (median): 1.2'))).toBe(true);
+  });
+
+  it('checks one run the same way: an unmeasured figure fails, an absent one is not checked', () => {
+    expect(checkTargets({ addedP50Ms: 0.5, saturatedRps: 4999, rssMaxMb: null }, TARGETS)).toEqual({
+      'added p50 ms': { value: 0.5, target: '<= 0.5', pass: true },
+      'saturated req/s': { value: 4999, target: '>= 5000', pass: false },
+      'RSS max MB': { value: null, target: '<= 200', pass: false },
+    });
   });
 });

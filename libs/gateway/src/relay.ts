@@ -39,8 +39,6 @@ export function relayBody(
   return new Promise<void>((resolve, reject) => {
     let settled = false;
     const goOn = () => {
-      target.off('drain', goOn);
-      target.off('close', goOn);
       if (!settled) body.resume();
     };
     const settle = (error?: Error) => {
@@ -52,8 +50,6 @@ export function relayBody(
       body.off('end', onEnd);
       body.off('error', onError);
       body.off('close', onClose);
-      target.off('drain', goOn);
-      target.off('close', goOn);
       if (error) reject(error);
       else resolve();
     };
@@ -69,8 +65,7 @@ export function relayBody(
       }
       if (!flowing && !settled) {
         body.pause();
-        target.on('drain', goOn);
-        target.on('close', goOn);
+        void drained(target).then(goOn);
       }
     };
     const onEnd = () => settle();

@@ -74,6 +74,21 @@ const SSE_HEADERS = {
 const DONE = Buffer.from('data: [DONE]\n\n');
 const MAX_ERROR_BODY_BYTES = 1024 * 1024;
 
+/**
+ * Takes the answer over from Fastify to write it by hand (a stream, a passthrough): the status,
+ * and the headers set so far on the reply (trace id, limits, routing) under the given ones.
+ */
+function takeOver(
+  reply: FastifyReply,
+  status: number,
+  headers: Record<string, string | string[]>,
+): ServerResponse {
+  reply.hijack();
+  const raw = reply.raw;
+  raw.writeHead(status, { ...(reply.getHeaders() as Record<string, string>), ...headers });
+  return raw;
+}
+
 /** Translated stream events as server-sent `data:` lines, in one string. */
 function sseEvents(objects: readonly unknown[]): string {
   let text = '';
@@ -761,13 +776,7 @@ export class GatewayService implements OnApplicationShutdown {
       if (cap > 0) attempt.responseText = body.toString('utf8', 0, Math.min(body.length, cap));
       return;
     }
-    reply.hijack();
-    const raw = reply.raw;
-    raw.writeHead(hit.status, {
-      ...(reply.getHeaders() as Record<string, string>),
-      ...SSE_HEADERS,
-      ...hit.headers,
-    });
+    const raw = takeOver(reply, hit.status, { ...SSE_HEADERS, ...hit.headers });
     for (const chunk of hit.chunks ?? []) await this.writeChunk(raw, attempt, chunk);
     raw.end();
   }
@@ -803,9 +812,7 @@ export class GatewayService implements OnApplicationShutdown {
     for (const [name, value] of Object.entries(response.headers)) {
       if (value !== undefined && !HOP_BY_HOP.has(name)) headers[name] = value;
     }
-    reply.hijack();
-    const raw = reply.raw;
-    raw.writeHead(response.statusCode, { ...(reply.getHeaders() as Record<string, string>), ...headers });
+    const raw = takeOver(reply, response.statusCode, headers);
     await relayBody(response.body, raw, (chunk) => this.sendChunk(raw, attempt, chunk));
     raw.end();
   }
@@ -896,13 +903,10 @@ export class GatewayService implements OnApplicationShutdown {
     reply: FastifyReply,
     attempt: Attempt,
   ): Promise<void> {
-    reply.hijack();
-    const raw = reply.raw;
     const nativeRoute = adapter.isOpenAiNative(ctx.route);
     const passthroughRoute = adapter.isNativePassthrough?.(ctx.route) === true;
     const upstreamType = String(response.headers['content-type'] ?? '');
-    raw.writeHead(200, {
-      ...(reply.getHeaders() as Record<string, string>),
+    const raw = takeOver(reply, 200, {
       ...SSE_HEADERS,
       ...(passthroughRoute && upstreamType ? { 'content-type': upstreamType } : {}),
     });

@@ -1,16 +1,7 @@
 import { Inject, Injectable, Logger, OnModuleDestroy } from '@nestjs/common';
-import { createRequire } from 'node:module';
-import type { Transporter, createTransport as CreateTransport } from 'nodemailer';
+import type { Transporter } from 'nodemailer';
+import { smtpTransport } from '@switchboard/common';
 import { POLICIES_SETTINGS, PoliciesSettings } from '../policies.settings';
-
-/**
- * nodemailer, loaded only when SMTP is configured: without it the process never holds its code
- * (2.2 MB of heap).
- */
-function createTransport(...args: Parameters<typeof CreateTransport>): Transporter {
-  const nodemailer = createRequire(__filename)('nodemailer') as { createTransport: typeof CreateTransport };
-  return nodemailer.createTransport(...args);
-}
 
 export interface AlertMail {
   to: string[];
@@ -31,8 +22,8 @@ export class AlertMailer implements OnModuleDestroy {
       return;
     }
     this.transport = smtp.url
-      ? createTransport(smtp.url)
-      : createTransport({
+      ? smtpTransport(smtp.url)
+      : smtpTransport({
           host: smtp.host ?? undefined,
           port: smtp.port,
           secure: smtp.secure,

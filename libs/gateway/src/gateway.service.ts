@@ -3,7 +3,7 @@ import type { FastifyReply, FastifyRequest } from 'fastify';
 import { randomUUID } from 'node:crypto';
 import type { IncomingHttpHeaders, ServerResponse } from 'node:http';
 import { performance } from 'node:perf_hooks';
-import { Dispatcher, errors as undiciErrors } from 'undici';
+import { errors as undiciErrors } from 'undici';
 import { APP_CONFIG, AppConfig } from '@switchboard/config';
 import { AppError, CommonErrors, Principal, toAppError } from '@switchboard/common';
 import { AuthErrors } from '@switchboard/auth';
@@ -46,16 +46,15 @@ import { GatewayErrors } from './gateway.errors';
 import { topLevelJsonValue } from './json-scan';
 import { inlineLimitsFor, providerLimits } from './policy-context';
 import { ResolvedTarget, TargetLookups, bearer, resolveTarget } from './provider-resolution';
-import { drained, relayBody } from './relay';
+import { drained } from './relay';
 import { readTraceHeaders } from './request-headers';
 import { applyTraceHeaders, completeLogRecord, newLogRecord } from './request-log';
 import { validateRequestBody } from './request-validation';
 import { MULTIPART_GATEWAY_ROUTES } from './route-table';
 import { refusalError, storedProviderLookups } from './stored-providers';
-import { UpstreamCancel, UpstreamClient } from './upstream-client';
+import { UpstreamCancel, UpstreamClient, UpstreamResponse } from './upstream-client';
 
 export type DataPlaneRoute = GatewayRoute | 'passthrough';
-type UpstreamResponse = Dispatcher.ResponseData;
 
 /** Response headers that belong to one hop and must not be copied from the upstream. */
 const HOP_BY_HOP = new Set([
@@ -119,6 +118,8 @@ interface Attempt {
   called: boolean;
   /** A streamed answer being recorded for the response cache. */
   recorder: StreamRecorder | null;
+  /** The answer being relayed: its body is closed at the end if the request failed before reading it. */
+  upstream: UpstreamResponse | null;
 }
 
 /** The request as read once, whichever provider ends up serving it. */
@@ -205,7 +206,7 @@ const NO_METADATA: Readonly<Record<string, string>> = Object.freeze({});
 
 /** An upstream answer's body, read whole. */
 function readBody(response: UpstreamResponse): Promise<Buffer> {
-  return response.body.arrayBuffer().then((data) => Buffer.from(data));
+  return response.body.read();
 }
 
 /** Tokens a call may use at most, for token limits: only when the request bounds its output. */
@@ -305,6 +306,7 @@ export class GatewayService implements OnApplicationShutdown {
       servedHold: null,
       called: false,
       recorder: null,
+      upstream: null,
       record: newLogRecord(route, principal, {
         requestId: String(request.id),
         traceId: request.traceId,
@@ -607,6 +609,7 @@ export class GatewayService implements OnApplicationShutdown {
     }
 
     const { call, response, buffer } = served;
+    attempt.upstream = response;
     record.status = response.statusCode;
     if (call.route === 'passthrough') return this.relayExactly(response, reply, attempt);
     if (call.ctx.stream) {
@@ -794,6 +797,7 @@ export class GatewayService implements OnApplicationShutdown {
     attempt.called = true;
     attempt.stored = call.stored;
     const response = await this.upstream.call(upstreamRequest, cancel);
+    attempt.upstream = response;
     attempt.record.status = response.statusCode;
 
     if (route === 'passthrough') return this.relayExactly(response, reply, attempt);
@@ -813,7 +817,7 @@ export class GatewayService implements OnApplicationShutdown {
       if (value !== undefined && !HOP_BY_HOP.has(name)) headers[name] = value;
     }
     const raw = takeOver(reply, response.statusCode, headers);
-    await relayBody(response.body, raw, (chunk) => this.sendChunk(raw, attempt, chunk));
+    await response.body.relay(raw, (chunk) => this.sendChunk(raw, attempt, chunk));
     raw.end();
   }
 
@@ -912,7 +916,7 @@ export class GatewayService implements OnApplicationShutdown {
     });
     if (nativeRoute || passthroughRoute) {
       const scanner = nativeRoute ? createOpenAiSseUsageScanner() : adapter.createStreamTranslator(ctx);
-      await relayBody(response.body, raw, (chunk) => {
+      await response.body.relay(raw, (chunk) => {
         const flowing = this.sendChunk(raw, attempt, chunk);
         scanner.write(chunk);
         return flowing;
@@ -926,7 +930,7 @@ export class GatewayService implements OnApplicationShutdown {
     }
 
     const translator = adapter.createStreamTranslator(ctx);
-    await relayBody(response.body, raw, (chunk) => {
+    await response.body.relay(raw, (chunk) => {
       const objects = translator.write(chunk);
       return objects.length === 0 || this.sendChunk(raw, attempt, sseEvents(objects));
     });
@@ -1010,7 +1014,9 @@ export class GatewayService implements OnApplicationShutdown {
 
   /** The one place a record is completed and queued; runs for every request, whatever happened. */
   private finish(attempt: Attempt): void {
-    const { record, stored } = attempt;
+    const { record, stored, upstream } = attempt;
+    // Failed between the answer's headers and its relay: the unread body must not hold its connection.
+    if (upstream && !upstream.body.finished) upstream.body.destroy(new undiciErrors.RequestAbortedError());
     completeLogRecord(
       record,
       { startedAt: attempt.started, firstByteAt: attempt.firstByteAt, endedAt: performance.now() },

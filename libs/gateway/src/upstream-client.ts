@@ -1,10 +1,12 @@
 import { EventEmitter } from 'node:events';
-import { Agent, Dispatcher } from 'undici';
+import type { IncomingHttpHeaders } from 'node:http';
+import { Agent, Dispatcher, errors } from 'undici';
 import type { UpstreamRequest } from '@switchboard/providers';
+import { UpstreamBody } from './upstream-body';
 
 /**
- * Cancels one upstream call. undici takes an EventEmitter with `aborted` and an `abort` event as
- * its signal; it costs a fraction of an AbortController (an EventTarget), made once per request.
+ * Cancels one upstream call: an EventEmitter with `aborted` and an `abort` event, a fraction of the
+ * cost of an AbortController (an EventTarget), made once per request.
  */
 export class UpstreamCancel extends EventEmitter {
   aborted = false;
@@ -13,6 +15,88 @@ export class UpstreamCancel extends EventEmitter {
     if (this.aborted) return;
     this.aborted = true;
     this.emit('abort');
+  }
+}
+
+/** What cancels a call: the gateway's own (one per request), or the routing engine's per attempt. */
+export type UpstreamSignal = UpstreamCancel | AbortSignal;
+
+/** An upstream answer: status and headers as they came, and the body, read once. */
+export interface UpstreamResponse {
+  statusCode: number;
+  headers: IncomingHttpHeaders;
+  body: UpstreamBody;
+}
+
+/**
+ * One call as an undici dispatch handler: the promise settles at the headers, and the body is fed
+ * chunk by chunk into an UpstreamBody. Cheaper than `request()`, which wraps every answer in a
+ * Readable stream and adds an AsyncResource, a promise chain and ticks per read; on loopback that
+ * was a fifth of what the gateway adds to a call.
+ */
+class UpstreamCall implements Dispatcher.DispatchHandler {
+  private controller: Dispatcher.DispatchController | null = null;
+  private body: UpstreamBody | null = null;
+  /** The reason the call was cancelled before undici gave it a controller. */
+  private cancelledWith: Error | null = null;
+  private readonly onAbort = () => this.cancel();
+
+  constructor(
+    private readonly signal: UpstreamSignal | undefined,
+    private readonly resolve: (response: UpstreamResponse) => void,
+    private readonly reject: (error: Error) => void,
+  ) {
+    if (!signal) return;
+    if (signal instanceof UpstreamCancel) signal.once('abort', this.onAbort);
+    else signal.addEventListener('abort', this.onAbort, { once: true });
+  }
+
+  onRequestStart(controller: Dispatcher.DispatchController): void {
+    this.controller = controller;
+    if (this.cancelledWith) controller.abort(this.cancelledWith);
+  }
+
+  onResponseStart(
+    controller: Dispatcher.DispatchController,
+    statusCode: number,
+    headers: IncomingHttpHeaders,
+  ): void {
+    // An informational answer (100 Continue, 103 Early Hints) is followed by the real one.
+    if (statusCode < 200 || this.body) return;
+    this.body = new UpstreamBody(controller);
+    this.resolve({ statusCode, headers, body: this.body });
+  }
+
+  onResponseData(_controller: Dispatcher.DispatchController, chunk: Buffer): void {
+    this.body?.push(chunk);
+  }
+
+  onResponseEnd(): void {
+    this.stopListening();
+    this.body?.end();
+  }
+
+  onResponseError(_controller: Dispatcher.DispatchController | undefined, error: Error): void {
+    this.stopListening();
+    if (this.body) this.body.fail(error);
+    else this.reject(error);
+  }
+
+  /** As `request()` does: the signal's reason when it has one, else undici's own abort error. */
+  private cancel(): void {
+    const reason =
+      (this.signal as AbortSignal | undefined)?.reason instanceof Error
+        ? (this.signal as AbortSignal).reason
+        : new errors.RequestAbortedError();
+    if (this.controller) this.controller.abort(reason);
+    else this.cancelledWith = reason;
+  }
+
+  private stopListening(): void {
+    const signal = this.signal;
+    if (!signal) return;
+    if (signal instanceof UpstreamCancel) signal.off('abort', this.onAbort);
+    else signal.removeEventListener('abort', this.onAbort);
   }
 }
 
@@ -42,13 +126,18 @@ export class UpstreamClient {
     bodyTimeout: 600_000,
   });
 
-  call(upstream: UpstreamRequest, signal: UpstreamCancel | AbortSignal): Promise<Dispatcher.ResponseData> {
-    return this.agent.request({
-      ...splitUrl(upstream.url),
-      method: upstream.method,
-      headers: upstream.headers,
-      body: upstream.body,
-      signal,
+  /** Resolves at the answer's headers; rejects when the call fails (or is cancelled) before them. */
+  call(upstream: UpstreamRequest, signal?: UpstreamSignal): Promise<UpstreamResponse> {
+    if (signal?.aborted) {
+      const reason = (signal as AbortSignal).reason;
+      return Promise.reject(reason instanceof Error ? reason : new errors.RequestAbortedError());
+    }
+    const { origin, path } = splitUrl(upstream.url);
+    return new Promise<UpstreamResponse>((resolve, reject) => {
+      this.agent.dispatch(
+        { origin, path, method: upstream.method, headers: upstream.headers, body: upstream.body ?? null },
+        new UpstreamCall(signal, resolve, reject),
+      );
     });
   }
 

@@ -3,9 +3,9 @@ import { Reflector } from '@nestjs/core';
 import type { FastifyRequest } from 'fastify';
 import { ACCESS_METADATA, AccessRule } from '@switchboard/access';
 import { AuditService, auditAction, auditResourceId, auditTargetOf } from '@switchboard/audit';
-import { AppError } from '@switchboard/common';
+import { AppError, Principal } from '@switchboard/common';
 import { AuthErrors } from './auth.errors';
-import { AuthenticationService } from './authentication.service';
+import { AuthenticationService, KeyCarrier } from './authentication.service';
 
 export const API_KEY_HEADER = 'x-gateway-api-key';
 
@@ -42,38 +42,63 @@ export class AccessGuard implements CanActivate {
     return rule ?? undefined;
   }
 
-  async canActivate(context: ExecutionContext): Promise<boolean> {
+  /**
+   * Synchronous for a key the cache knows (the data plane's case): no promise, so Nest goes on to
+   * the handler without the hops an async guard costs. A cache miss returns a promise.
+   */
+  canActivate(context: ExecutionContext): boolean | Promise<boolean> {
     const rule = this.ruleOf(context);
     if (rule?.public) return true;
     const request = context.switchToHttp().getRequest<FastifyRequest>();
-    let failedKeyId: string | null = null;
-    try {
-      if (!rule) throw AuthErrors.routeNotExposed();
-      const header = request.headers[API_KEY_HEADER];
-      const raw = Array.isArray(header) ? header[0] : header;
-      if (!raw) throw AuthErrors.missingKey();
-      request.principal = await this.authentication.authenticate(raw, (_code, apiKeyId) => {
-        failedKeyId = apiKeyId;
-      });
-      if (rule.permission && !request.principal.permissions.has(rule.permission)) {
+    const failure = { apiKeyId: null as string | null };
+    const refuse = (error: unknown): never => {
+      this.auditRefusal(context, request, failure.apiKeyId, error);
+      throw error;
+    };
+    if (!rule) return refuse(AuthErrors.routeNotExposed());
+    const admit = (principal: Principal): boolean => {
+      request.principal = principal;
+      if (rule.permission && !principal.permissions.has(rule.permission)) {
         throw AuthErrors.missingPermission(rule.permission);
       }
       return true;
+    };
+    try {
+      const header = request.headers[API_KEY_HEADER];
+      const raw = Array.isArray(header) ? header[0] : header;
+      if (!raw) throw AuthErrors.missingKey();
+      const found = this.authentication.authenticate(
+        raw,
+        (_code, apiKeyId) => {
+          failure.apiKeyId = apiKeyId;
+        },
+        request.raw.socket as KeyCarrier,
+      );
+      if (found instanceof Promise) return found.then(admit).catch(refuse);
+      return admit(found);
     } catch (error) {
-      const target = auditTargetOf(this.reflector, context);
-      if (target && error instanceof AppError) {
-        this.audit.record({
-          request,
-          principal: request.principal,
-          apiKeyId: failedKeyId,
-          action: auditAction(request.method, request.routeOptions?.url),
-          resourceType: target.resource,
-          resourceId: auditResourceId(request, target),
-          status: error.status,
-          errorCode: error.code,
-        });
-      }
-      throw error;
+      return refuse(error);
     }
+  }
+
+  /** Refusals of audited (administrative) routes go to the audit trail. */
+  private auditRefusal(
+    context: ExecutionContext,
+    request: FastifyRequest,
+    apiKeyId: string | null,
+    error: unknown,
+  ): void {
+    const target = auditTargetOf(this.reflector, context);
+    if (!target || !(error instanceof AppError)) return;
+    this.audit.record({
+      request,
+      principal: request.principal,
+      apiKeyId,
+      action: auditAction(request.method, request.routeOptions?.url),
+      resourceType: target.resource,
+      resourceId: auditResourceId(request, target),
+      status: error.status,
+      errorCode: error.code,
+    });
   }
 }

@@ -948,11 +948,13 @@ export class GatewayService implements OnApplicationShutdown {
    */
   private sendChunk(raw: ServerResponse, attempt: Attempt, data: Buffer | string): boolean {
     if (attempt.firstByteAt === null) attempt.firstByteAt = performance.now();
+    // The client first; the copies (decoding the bytes for the log) after.
+    const flowing = raw.write(data);
     attempt.recorder?.push(data);
     const room = this.config.logBodyMaxBytes - attempt.responseText.length;
     if (room > 0)
       attempt.responseText += typeof data === 'string' ? data.slice(0, room) : data.toString('utf8', 0, room);
-    return raw.write(data);
+    return flowing;
   }
 
   /** sendChunk, then waits while the client is behind (or until it has gone). */

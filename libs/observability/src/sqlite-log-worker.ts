@@ -31,6 +31,9 @@ function main(): void {
   const Database = createRequire(__filename)(data.sqliteModule) as typeof BetterSqlite3;
   const db = new Database(data.path, { fileMustExist: true, timeout: data.busyTimeoutMs });
   db.pragma('journal_mode = WAL');
+  // Each multi-row insert inside the batch's transaction keeps a statement journal; on disk that
+  // was a temporary file created, written and unlinked for every batch.
+  db.pragma('temp_store = MEMORY');
   const store = new SqliteLogStore(db, data.plan);
   port.on('message', (message: SqliteLogWorkerRequest) => {
     let answer: SqliteLogWorkerAnswer;

@@ -222,10 +222,10 @@ function runAutocannon(target, { connections, durationS, overallRate, body = JSO
 /**
  * Open-loop fixed-rate client: request i leaves at start + i/rate whether or not earlier ones have
  * answered, so a slow answer cannot delay the next send (no coordinated omission). Records the time
- * to the first body byte and to the end of the body, from the moment the request is sent.
+ * to the first body byte and to the end of the body, from the moment the request is sent. Returns
+ * the raw samples of one slice; `fixedRateResult` merges slices into the reported figures.
  */
-async function runFixedRate(target, { rate, durationS, body, maxInFlight = 512 }) {
-  const pool = new Pool(target.url, { connections: 128, pipelining: 1, keepAliveTimeout: 30_000 });
+async function fixedRateSlice(target, pool, { rate, durationS, body, maxInFlight = 512 }) {
   const total = Math.max(1, Math.round(rate * durationS));
   const ttfb = new Float64Array(total);
   const latency = new Float64Array(total);
@@ -284,19 +284,58 @@ async function runFixedRate(target, { rate, durationS, body, maxInFlight = 512 }
     await new Promise((resolve) => setTimeout(resolve, Math.max(0, wait)));
   }
   while (inFlight > 0 && performance.now() < deadline) await new Promise((resolve) => setTimeout(resolve, 5));
-  await pool.destroy();
-  const elapsedS = (performance.now() - start) / 1000;
   return {
-    rate,
-    achievedRps: round(sent / Math.max(elapsedS, 0.001), 1),
+    sent,
+    elapsedS: (performance.now() - start) / 1000,
     ok,
     failed,
     skipped,
     firstError,
-    generatorMaxLagMs: round(maxLagMs),
-    ttfbMs: summarize(ttfb, ok),
-    latencyMs: summarize(latency, ok),
+    maxLagMs,
+    ttfb: ttfb.subarray(0, ok),
+    latency: latency.subarray(0, ok),
   };
+}
+
+/** The figures of one target's fixed-rate slices, taken together. */
+function fixedRateResult(rate, slices) {
+  const join = (key) => {
+    const all = new Float64Array(slices.reduce((sum, slice) => sum + slice[key].length, 0));
+    let offset = 0;
+    for (const slice of slices) {
+      all.set(slice[key], offset);
+      offset += slice[key].length;
+    }
+    return all;
+  };
+  const sum = (key) => slices.reduce((total, slice) => total + slice[key], 0);
+  const ok = sum('ok');
+  return {
+    rate,
+    achievedRps: round(sum('sent') / Math.max(sum('elapsedS'), 0.001), 1),
+    ok,
+    failed: sum('failed'),
+    skipped: sum('skipped'),
+    firstError: slices.find((slice) => slice.firstError)?.firstError,
+    generatorMaxLagMs: round(Math.max(...slices.map((slice) => slice.maxLagMs))),
+    slices: slices.length,
+    ttfbMs: summarize(join('ttfb'), ok),
+    latencyMs: summarize(join('latency'), ok),
+  };
+}
+
+function fixedRatePool(target) {
+  return new Pool(target.url, { connections: 128, pipelining: 1, keepAliveTimeout: 30_000 });
+}
+
+/** One fixed-rate phase for one target (warm-ups), in one slice. */
+async function runFixedRate(target, options) {
+  const pool = fixedRatePool(target);
+  try {
+    return fixedRateResult(options.rate, [await fixedRateSlice(target, pool, options)]);
+  } finally {
+    await pool.destroy();
+  }
 }
 
 /** One request of each kind; a non-2xx answer means the target cannot be measured. */
@@ -317,43 +356,79 @@ async function probe(target) {
   return undefined;
 }
 
-async function measure(target, settings, log) {
-  const stopRss = target.pid ? rssSampler(target.pid) : () => null;
-  log(`  warm-up (${settings.warmupS} s)`);
-  await runAutocannon(target, { connections: settings.connections, durationS: settings.warmupS });
-  await runFixedRate(target, {
-    rate: settings.rate,
-    durationS: Math.min(1, settings.warmupS),
-    body: STREAM_BODY,
-  });
+/** Seconds each target is measured at a time in the interleaved fixed-rate phases. */
+const SLICE_S = 1;
+
+/**
+ * Every phase for every target. The fixed-rate phases are interleaved: slices of SLICE_S seconds,
+ * JSON then stream, taking the targets in turn (the order reversed every other round), so that
+ * a change in the machine's load during the run (other tenants of the host, this machine's own
+ * background work) falls on all the targets alike instead of on whichever was being measured
+ * then. "Added" figures are differences between targets, and measured one after the other they
+ * moved by as much as 0.1 ms from run to run on this host. Warm-ups come first and saturation
+ * last, one target at a time.
+ */
+async function measureAll(targets, settings, log) {
+  const rss = new Map(
+    targets.map((target) => [target.name, target.pid ? rssSampler(target.pid) : () => null]),
+  );
+  for (const target of targets) {
+    log(`  [${target.name}] warm-up (${settings.warmupS} s)`);
+    await runAutocannon(target, { connections: settings.connections, durationS: settings.warmupS });
+    await runFixedRate(target, {
+      rate: settings.rate,
+      durationS: Math.min(1, settings.warmupS),
+      body: STREAM_BODY,
+    });
+  }
   // The fixed-rate phases measure a target at ease, not one still digesting a burst (its GC, its
   // log backlog): they come after a pause and before the saturation phase.
   await new Promise((resolve) => setTimeout(resolve, settings.settleMs));
 
-  log(`  JSON at ${settings.rate} req/s, open loop, ${settings.durationS} s`);
-  const fixedJson = await runFixedRate(target, {
-    rate: settings.rate,
-    durationS: settings.durationS,
-    body: JSON_BODY,
-  });
-  log(`  stream at ${settings.rate} req/s, open loop, ${settings.durationS} s`);
-  const fixedStream = await runFixedRate(target, {
-    rate: settings.rate,
-    durationS: settings.durationS,
-    body: STREAM_BODY,
-  });
-  log(`  JSON at ${settings.rate} req/s, autocannon overallRate, ${settings.durationS} s`);
-  const autocannonRate = await runAutocannon(target, {
-    connections: 10,
-    durationS: settings.durationS,
-    overallRate: settings.rate,
-  });
-  log(`  saturated JSON, ${settings.connections} connections, ${settings.durationS} s`);
-  const saturated = await runAutocannon(target, {
-    connections: settings.connections,
-    durationS: settings.durationS,
-  });
-  return { saturated, fixedJson, autocannonRate, fixedStream, rss: stopRss() };
+  const rounds = Math.max(1, Math.round(settings.durationS / SLICE_S));
+  const sliceS = settings.durationS / rounds;
+  log(
+    `  JSON and stream at ${settings.rate} req/s, open loop: ${rounds} rounds of ${round(sliceS, 2)} s each per target, interleaved`,
+  );
+  const pools = new Map(targets.map((target) => [target.name, fixedRatePool(target)]));
+  const slices = new Map(targets.map((target) => [target.name, { json: [], stream: [] }]));
+  try {
+    for (let turn = 0; turn < rounds; turn++) {
+      for (const target of turn % 2 === 0 ? targets : [...targets].reverse()) {
+        const pool = pools.get(target.name);
+        const own = slices.get(target.name);
+        const options = { rate: settings.rate, durationS: sliceS };
+        own.json.push(await fixedRateSlice(target, pool, { ...options, body: JSON_BODY }));
+        own.stream.push(await fixedRateSlice(target, pool, { ...options, body: STREAM_BODY }));
+      }
+    }
+  } finally {
+    await Promise.all([...pools.values()].map((pool) => pool.destroy()));
+  }
+
+  const results = {};
+  for (const target of targets) {
+    log(`  [${target.name}] JSON at ${settings.rate} req/s, autocannon overallRate, ${settings.durationS} s`);
+    const autocannonRate = await runAutocannon(target, {
+      connections: 10,
+      durationS: settings.durationS,
+      overallRate: settings.rate,
+    });
+    log(`  [${target.name}] saturated JSON, ${settings.connections} connections, ${settings.durationS} s`);
+    const saturated = await runAutocannon(target, {
+      connections: settings.connections,
+      durationS: settings.durationS,
+    });
+    const own = slices.get(target.name);
+    results[target.name] = {
+      saturated,
+      fixedJson: fixedRateResult(settings.rate, own.json),
+      autocannonRate,
+      fixedStream: fixedRateResult(settings.rate, own.stream),
+      rss: rss.get(target.name)(),
+    };
+  }
+  return results;
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -629,33 +704,28 @@ async function runOnce(settings, log) {
   const floor = await forkReady('floor-proxy.js', { UPSTREAM_URL: upstream.url });
   log(`upstream ${upstream.url} (pid ${upstream.child.pid}), floor ${floor.url} (pid ${floor.child.pid})`);
 
-  const results = {};
+  let results = {};
   let gatewayUnavailable;
   try {
-    const direct = {
-      name: 'direct',
-      url: upstream.url,
-      pid: upstream.child.pid,
-      headers: { authorization: 'Bearer sk-bench' },
-    };
-    const floorTarget = {
-      name: 'floor',
-      url: floor.url,
-      pid: floor.child.pid,
-      headers: { authorization: 'Bearer sk-bench' },
-    };
-    for (const target of [direct, floorTarget]) {
+    const targets = [
+      {
+        name: 'direct',
+        url: upstream.url,
+        pid: upstream.child.pid,
+        headers: { authorization: 'Bearer sk-bench' },
+      },
+      { name: 'floor', url: floor.url, pid: floor.child.pid, headers: { authorization: 'Bearer sk-bench' } },
+    ];
+    for (const target of targets) {
       const problem = await probe(target);
       if (problem) throw new Error(`${target.name}: ${problem}`);
-      log(`\n[${target.name}]`);
-      results[target.name] = await measure(target, settings, log);
     }
 
     let gateway;
     if (!settings.gateway) {
       gatewayUnavailable = 'skipped with --no-gateway';
     } else {
-      log('\n[gateway] starting');
+      log('[gateway] starting');
       try {
         gateway = await startGateway({
           upstreamUrl: upstream.url,
@@ -670,12 +740,10 @@ async function runOnce(settings, log) {
       }
     }
     if (gateway && !gatewayUnavailable) {
-      results.gateway = await measure(
-        { name: 'gateway', url: gateway.url, pid: gateway.pid, headers: gateway.headers },
-        settings,
-        log,
-      );
+      targets.push({ name: 'gateway', url: gateway.url, pid: gateway.pid, headers: gateway.headers });
     }
+    log(`measuring ${targets.map((target) => target.name).join(', ')}`);
+    results = await measureAll(targets, settings, log);
     if (gateway) await gateway.stop();
   } finally {
     await stopAll();

@@ -71,6 +71,8 @@ async function runSoak(gateway, settings, log) {
   let answered = 0;
   let failed = 0;
   let skipped = 0;
+  /** Sends skipped during the warm-up (a cold gateway); the rest fell in the measured window. */
+  let skippedInWarmup = 0;
   let inFlight = 0;
   let firstError;
   let window = [];
@@ -122,6 +124,7 @@ async function runSoak(gateway, settings, log) {
       windowSent++;
       if (inFlight >= MAX_IN_FLIGHT) {
         skipped++;
+        if (now < warmupEnd) skippedInWarmup++;
         continue;
       }
       inFlight++;
@@ -161,7 +164,7 @@ async function runSoak(gateway, settings, log) {
   const rss = samples.map((sample) => sample.rssMb);
   const report = {
     settings,
-    requests: { sent, answered, failed, skipped, firstError },
+    requests: { sent, answered, failed, skipped, skippedInWarmup, firstError },
     logRecords: logged,
     rss: {
       samples,
@@ -184,7 +187,7 @@ async function runSoak(gateway, settings, log) {
   );
   log(`  ${report.withinTarget ? 'PASS' : 'FAIL'}  peak RSS <= ${RSS_TARGET_MB} MB`);
   log(
-    `  requests: ${sent} sent, ${answered} answered, ${failed} failed, ${skipped} skipped (overloaded)${firstError ? `; first error: ${firstError}` : ''}`,
+    `  requests: ${sent} sent, ${answered} answered, ${failed} failed, ${skipped} skipped (overloaded; ${skippedInWarmup} of them in the warm-up)${firstError ? `; first error: ${firstError}` : ''}`,
   );
   if (logged !== null) {
     log(

@@ -208,11 +208,6 @@ function hasKeys(value: object): boolean {
 
 const NO_METADATA: Readonly<Record<string, string>> = Object.freeze({});
 
-/** An upstream answer's body, read whole. */
-function readBody(response: UpstreamResponse): Promise<Buffer> {
-  return response.body.read();
-}
-
 /** Tokens a call may use at most, for token limits: only when the request bounds its output. */
 function tokenEstimate(facts: RequestFacts): { tokens: number } | undefined {
   const body = facts.body;
@@ -658,11 +653,11 @@ export class GatewayService implements OnApplicationShutdown {
     const response = await this.upstream.call(upstreamRequest, context.signal);
     const status = response.statusCode;
     if (status >= 400) {
-      const buffer = await readBody(response);
+      const buffer = await response.body.read();
       return { status, retryAfterMs: retryAfterMs(response.headers), result: { call, response, buffer } };
     }
     if (!facts.stream && facts.route !== 'passthrough') {
-      return { status, result: { call, response, buffer: await readBody(response) } };
+      return { status, result: { call, response, buffer: await response.body.read() } };
     }
     return { status, result: { call, response, buffer: null } };
   }
@@ -832,7 +827,7 @@ export class GatewayService implements OnApplicationShutdown {
     attempt: Attempt,
     read?: Buffer,
   ): Promise<void> {
-    const buffer = read ?? (await readBody(response));
+    const buffer = read ?? (await response.body.read());
     const text = buffer.toString('utf8', 0, Math.min(buffer.length, MAX_ERROR_BODY_BYTES));
     let parsed: unknown = text;
     try {
@@ -860,7 +855,7 @@ export class GatewayService implements OnApplicationShutdown {
     read?: Buffer,
     beforeSend?: (payload: Buffer | string, contentType: string) => Promise<void>,
   ): Promise<void> {
-    const buffer = read ?? (await readBody(response));
+    const buffer = read ?? (await response.body.read());
     const contentType = String(response.headers['content-type'] ?? 'application/json');
     const native = adapter.isOpenAiNative(ctx.route) || adapter.isNativePassthrough?.(ctx.route) === true;
     const isJson = contentType.includes('json');

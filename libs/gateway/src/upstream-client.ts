@@ -28,6 +28,12 @@ export interface UpstreamResponse {
   body: UpstreamBody;
 }
 
+/** As `request()` does: the signal's reason when it has one, else undici's own abort error. */
+function abortReason(signal: UpstreamSignal | undefined): Error {
+  const reason = (signal as AbortSignal | undefined)?.reason;
+  return reason instanceof Error ? reason : new errors.RequestAbortedError();
+}
+
 /**
  * One call as an undici dispatch handler: the promise settles at the headers, and the body is fed
  * chunk by chunk into an UpstreamBody. Cheaper than `request()`, which wraps every answer in a
@@ -82,12 +88,8 @@ class UpstreamCall implements Dispatcher.DispatchHandler {
     else this.reject(error);
   }
 
-  /** As `request()` does: the signal's reason when it has one, else undici's own abort error. */
   private cancel(): void {
-    const reason =
-      (this.signal as AbortSignal | undefined)?.reason instanceof Error
-        ? (this.signal as AbortSignal).reason
-        : new errors.RequestAbortedError();
+    const reason = abortReason(this.signal);
     if (this.controller) this.controller.abort(reason);
     else this.cancelledWith = reason;
   }
@@ -128,10 +130,7 @@ export class UpstreamClient {
 
   /** Resolves at the answer's headers; rejects when the call fails (or is cancelled) before them. */
   call(upstream: UpstreamRequest, signal?: UpstreamSignal): Promise<UpstreamResponse> {
-    if (signal?.aborted) {
-      const reason = (signal as AbortSignal).reason;
-      return Promise.reject(reason instanceof Error ? reason : new errors.RequestAbortedError());
-    }
+    if (signal?.aborted) return Promise.reject(abortReason(signal));
     const { origin, path } = splitUrl(upstream.url);
     return new Promise<UpstreamResponse>((resolve, reject) => {
       this.agent.dispatch(

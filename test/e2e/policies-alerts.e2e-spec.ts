@@ -4,6 +4,7 @@ import { AddressInfo } from 'node:net';
 import { SMTPServer } from 'smtp-server';
 import { DataSource } from 'typeorm';
 import { BudgetAlerts, EnforcementContext, InlineLimits, PolicyEnforcer } from '@switchboard/policies';
+import { enforcementContexts } from '../support/policies';
 import { TestApp, describeE2E, startTestApp } from '../support/test-app';
 
 interface Mail {
@@ -26,14 +27,7 @@ describeE2E('policies: budget alert e-mails', () => {
   const people: Record<string, string> = {};
 
   const enforcer = () => t.app.get(PolicyEnforcer);
-  const context = (over: Partial<EnforcementContext> = {}): EnforcementContext => ({
-    organisationId,
-    workspaceId,
-    apiKeyId: randomUUID(),
-    userId: null,
-    metadata: {},
-    ...over,
-  });
+  const context = enforcementContexts(() => ({ organisationId, workspaceId }));
   async function spend(input: EnforcementContext, tokens: number) {
     await enforcer().settle(await enforcer().check(input), { tokens });
     await t.app.get(BudgetAlerts).idle();

@@ -5,6 +5,7 @@ import { join } from 'node:path';
 import { DataSource } from 'typeorm';
 import { AppError } from '@switchboard/common';
 import { EnforcementContext, InlineLimits, PolicyEnforcer, Reservation } from '@switchboard/policies';
+import { enforcementContexts } from '../support/policies';
 import { TestApp, describeE2E, startTestApp } from '../support/test-app';
 
 type Attempt = { ok: true; reservation: Reservation } | { ok: false; error: AppError };
@@ -23,14 +24,7 @@ describeE2E('policies: enforcement', () => {
   const leftovers: string[] = [];
 
   const enforcer = () => t.app.get(PolicyEnforcer);
-  const context = (over: Partial<EnforcementContext> = {}): EnforcementContext => ({
-    organisationId,
-    workspaceId: workspace.id,
-    apiKeyId: randomUUID(),
-    userId: null,
-    metadata: {},
-    ...over,
-  });
+  const context = enforcementContexts(() => ({ organisationId, workspaceId: workspace.id }));
   const attempt = async (input: EnforcementContext): Promise<Attempt> => {
     try {
       return { ok: true, reservation: await enforcer().check(input) };

@@ -4,6 +4,7 @@ import { DataSource } from 'typeorm';
 import { AppError } from '@switchboard/common';
 import { LockService } from '@switchboard/database';
 import { BudgetResetJob, EnforcementContext, InlineLimits, PolicyEnforcer } from '@switchboard/policies';
+import { enforcementContexts } from '../support/policies';
 import { TestApp, describeE2E, startTestApp } from '../support/test-app';
 
 const DAY_MS = 86_400_000;
@@ -21,14 +22,7 @@ describeE2E('policies: budget reset job', () => {
 
   const job = () => t.app.get(BudgetResetJob);
   const enforcer = () => t.app.get(PolicyEnforcer);
-  const context = (over: Partial<EnforcementContext> = {}): EnforcementContext => ({
-    organisationId,
-    workspaceId,
-    apiKeyId: randomUUID(),
-    userId: null,
-    metadata: {},
-    ...over,
-  });
+  const context = enforcementContexts(() => ({ organisationId, workspaceId }));
   const admitted = async (input: EnforcementContext) => {
     try {
       await enforcer().release(await enforcer().check(input));

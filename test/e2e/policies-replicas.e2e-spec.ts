@@ -3,6 +3,7 @@ import { randomBytes, randomUUID } from 'node:crypto';
 import { DataSource } from 'typeorm';
 import { AppError } from '@switchboard/common';
 import { BudgetResetJob, EnforcementContext, PolicyEnforcer, Reservation } from '@switchboard/policies';
+import { enforcementContexts } from '../support/policies';
 import { TestApp, describeE2EWithRedis, startTestApp } from '../support/test-app';
 
 type Attempt = { ok: true; reservation: Reservation; app: TestApp } | { ok: false; error: AppError };
@@ -24,14 +25,7 @@ describeE2EWithRedis(
     let workspaceId: string;
     const prefix = `sbtest:replicas:${randomBytes(4).toString('hex')}:`;
 
-    const context = (over: Partial<EnforcementContext> = {}): EnforcementContext => ({
-      organisationId,
-      workspaceId,
-      apiKeyId: randomUUID(),
-      userId: null,
-      metadata: {},
-      ...over,
-    });
+    const context = enforcementContexts(() => ({ organisationId, workspaceId }));
     const attempt = async (app: TestApp, input: EnforcementContext): Promise<Attempt> => {
       try {
         return { ok: true, reservation: await app.app.get(PolicyEnforcer).check(input), app };

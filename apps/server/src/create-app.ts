@@ -1,9 +1,13 @@
 import { NestFactory } from '@nestjs/core';
 import { FastifyAdapter, NestFastifyApplication } from '@nestjs/platform-fastify';
 import { DocumentBuilder, SwaggerModule } from '@nestjs/swagger';
-import { randomUUID } from 'node:crypto';
 import { Logger } from 'nestjs-pino';
-import { ErrorEnvelopeFilter, TRACE_ID_HEADER, createValidationPipe } from '@switchboard/common';
+import {
+  ErrorEnvelopeFilter,
+  TRACE_ID_HEADER,
+  createValidationPipe,
+  timeOrderedId,
+} from '@switchboard/common';
 import { AppConfig } from '@switchboard/config';
 import { registerGatewayBodyParsers } from '@switchboard/gateway';
 import { registerAccessLog } from './access-log';
@@ -22,7 +26,7 @@ export async function createApp(
 ): Promise<NestFastifyApplication> {
   const adapter = new FastifyAdapter({
     bodyLimit: BODY_LIMIT_BYTES,
-    genReqId: () => randomUUID(),
+    genReqId: () => timeOrderedId(),
     trustProxy: process.env.GATEWAY_TRUST_PROXY === 'true',
   });
   const fastify = adapter.getInstance();

@@ -1,11 +1,10 @@
 import { Inject, Injectable, Logger, OnApplicationShutdown } from '@nestjs/common';
 import type { FastifyReply, FastifyRequest } from 'fastify';
-import { randomUUID } from 'node:crypto';
 import type { IncomingHttpHeaders, OutgoingHttpHeaders, ServerResponse } from 'node:http';
 import { performance } from 'node:perf_hooks';
 import { errors as undiciErrors } from 'undici';
 import { APP_CONFIG, AppConfig } from '@switchboard/config';
-import { AppError, CommonErrors, Principal, toAppError } from '@switchboard/common';
+import { AppError, CommonErrors, Principal, timeOrderedId, toAppError } from '@switchboard/common';
 import { AuthErrors } from '@switchboard/auth';
 import {
   AttemptContext,
@@ -751,7 +750,7 @@ export class GatewayService implements OnApplicationShutdown {
       const status = tried.status ?? 502;
       this.logs.enqueue({
         ...attempt.record,
-        id: randomUUID(),
+        id: timeOrderedId(),
         provider: tried.provider?.startsWith('@')
           ? attempt.record.provider
           : (tried.provider ?? attempt.record.provider),

@@ -1,6 +1,5 @@
 import { Logger } from '@nestjs/common';
-import { randomUUID } from 'node:crypto';
-import type { Principal } from '@switchboard/common';
+import { timeOrderedId, type Principal } from '@switchboard/common';
 import {
   ModelPricing,
   computeCostAmount,
@@ -32,7 +31,7 @@ export interface RequestTimings {
 /** The log record of one data-plane request, filled in as the request goes. */
 export function newLogRecord(route: string, principal: Principal, origin: RequestOrigin): LogRecord {
   return {
-    id: randomUUID(),
+    id: timeOrderedId(),
     requestId: origin.requestId,
     traceId: origin.traceId,
     spanId: null,

@@ -2,9 +2,15 @@ import { Injectable } from '@nestjs/common';
 import { InjectDataSource } from '@nestjs/typeorm';
 import { plainToInstance } from 'class-transformer';
 import { validateSync } from 'class-validator';
-import { randomUUID } from 'node:crypto';
 import { Brackets, DataSource, SelectQueryBuilder } from 'typeorm';
-import { CommonErrors, Principal, firstValidationProblem, listEnvelope, toPage } from '@switchboard/common';
+import {
+  CommonErrors,
+  Principal,
+  firstValidationProblem,
+  listEnvelope,
+  timeOrderedId,
+  toPage,
+} from '@switchboard/common';
 import { SecuritySettingsService } from '@switchboard/identity';
 import { CustomLogDto, InsertLogsResult, ListLogsQueryDto } from './dto/log.dto';
 import { RequestLogEntity } from './entities/request-log.entity';
@@ -143,7 +149,7 @@ export class LogsService {
     const model = log.request.body.model;
     const status = log.response.status ?? 200;
     return {
-      id: randomUUID(),
+      id: timeOrderedId(),
       requestId: context.requestId,
       traceId: traceId ?? context.traceId,
       spanId: spanId ?? null,

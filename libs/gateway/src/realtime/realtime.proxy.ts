@@ -2,11 +2,10 @@ import { Inject, Injectable, Logger, OnApplicationBootstrap, OnModuleDestroy } f
 import { HttpAdapterHost } from '@nestjs/core';
 import { IncomingHttpHeaders, IncomingMessage, STATUS_CODES, Server } from 'node:http';
 import type { Duplex } from 'node:stream';
-import { randomUUID } from 'node:crypto';
 import { performance } from 'node:perf_hooks';
 import WebSocket, { WebSocketServer } from 'ws';
 import { APP_CONFIG, AppConfig } from '@switchboard/config';
-import { AppError, CommonErrors, TRACE_ID_HEADER, toAppError } from '@switchboard/common';
+import { AppError, CommonErrors, TRACE_ID_HEADER, timeOrderedId, toAppError } from '@switchboard/common';
 import { API_KEY_HEADER, AuthErrors, AuthenticationService } from '@switchboard/auth';
 import { LOG_SINK, LogRecord, LogSink } from '@switchboard/observability';
 import { GatewayErrors } from '../gateway.errors';
@@ -48,7 +47,7 @@ function header(headers: IncomingHttpHeaders, name: string): string | undefined 
 /** A caller's trace id is echoed in a raw header line: only printable ASCII, bounded. */
 function traceIdOf(headers: IncomingHttpHeaders): string {
   const sent = header(headers, TRACE_ID_HEADER);
-  return sent && sent.length <= MAX_TRACE_ID_LENGTH && /^[\x21-\x7e]+$/.test(sent) ? sent : randomUUID();
+  return sent && sent.length <= MAX_TRACE_ID_LENGTH && /^[\x21-\x7e]+$/.test(sent) ? sent : timeOrderedId();
 }
 
 /**
@@ -120,7 +119,7 @@ export class RealtimeProxy implements OnApplicationBootstrap, OnModuleDestroy {
       if (!principal.permissions.has('completions.write'))
         throw AuthErrors.missingPermission('completions.write');
       record = newLogRecord('realtime', principal, {
-        requestId: randomUUID(),
+        requestId: timeOrderedId(),
         traceId,
         method: request.method ?? 'GET',
         path: request.url ?? REALTIME_PATH,

@@ -22,7 +22,8 @@ export function slugify(name: string): string {
  * A time-ordered UUID (version 7, RFC 9562): a millisecond timestamp, then a counter and random
  * bits, so ids minted later sort later. Used for what the data plane mints on every request (log
  * ids, request ids, generated trace ids): their indexes then grow at one end instead of touching a
- * random page per row, which cut the log writer's page writes by about half.
+ * random page per row. On SQLite that cut the log worker's page writes (pwrite calls) to under a
+ * third.
  */
 export function timeOrderedId(): string {
   return v7();

@@ -51,6 +51,18 @@ describeE2EWithRedis(
       const tag = `r${(sequence += 1)}`;
       return { conditions: [{ key: 'metadata.test', value: tag }], metadata: { test: tag } };
     };
+    /** Creates a policy on replica A in the test workspace, scoped by `conditions`; answers its id. */
+    const createOnA = async (
+      kind: 'rate-limits' | 'usage-limits',
+      conditions: ReturnType<typeof scope>['conditions'],
+      fields: Record<string, unknown>,
+    ): Promise<string> => {
+      const created = await a.request('POST', `/v1/policies/${kind}`, {
+        body: { conditions, workspace_id: workspaceId, ...fields },
+      });
+      expect(created.status).toBe(200);
+      return created.body.id as string;
+    };
 
     beforeAll(async () => {
       a = await startTestApp({ GATEWAY_POLICY_REDIS_PREFIX: prefix });
@@ -70,23 +82,18 @@ describeE2EWithRedis(
 
     it('a policy made on one replica applies on the other (invalidation through Redis)', async () => {
       const { conditions, metadata } = scope();
-      const created = await a.request('POST', '/v1/policies/rate-limits', {
-        body: {
-          conditions,
-          group_by: [{ key: 'metadata.test' }],
-          type: 'requests',
-          unit: 'rpm',
-          value: 1,
-          workspace_id: workspaceId,
-        },
+      const id = await createOnA('rate-limits', conditions, {
+        group_by: [{ key: 'metadata.test' }],
+        type: 'requests',
+        unit: 'rpm',
+        value: 1,
       });
-      expect(created.status).toBe(200);
       await until(async () => {
         const probe = await attempt(b, context({ metadata }));
         if (probe.ok) await b.app.get(PolicyEnforcer).release(probe.reservation);
         return !probe.ok || Object.keys(probe.reservation.headers).length > 0;
       }, 'replica B to load the new policy');
-      await a.request('DELETE', `/v1/policies/rate-limits/${created.body.id}`);
+      await a.request('DELETE', `/v1/policies/rate-limits/${id}`);
       await until(async () => {
         const probe = await attempt(b, context({ metadata }));
         return probe.ok && Object.keys(probe.reservation.headers).length === 0;
@@ -95,15 +102,11 @@ describeE2EWithRedis(
 
     it('200 concurrent checks spread over both replicas against a rate limit of 50 admit exactly 50', async () => {
       const { conditions, metadata } = scope();
-      const created = await a.request('POST', '/v1/policies/rate-limits', {
-        body: {
-          conditions,
-          group_by: [{ key: 'api_key' }],
-          type: 'requests',
-          unit: 'rpm',
-          value: 50,
-          workspace_id: workspaceId,
-        },
+      const id = await createOnA('rate-limits', conditions, {
+        group_by: [{ key: 'api_key' }],
+        type: 'requests',
+        unit: 'rpm',
+        value: 50,
       });
       await until(async () => {
         const probe = await attempt(b, context({ metadata }));
@@ -119,22 +122,17 @@ describeE2EWithRedis(
       expect(admitted.filter((x) => x.app === b).length).toBeGreaterThan(0);
       for (const failure of attempts.filter((x) => !x.ok)) {
         expect(!failure.ok && failure.error).toMatchObject({ status: 429 });
-        expect(!failure.ok && failure.error.message).toContain(created.body.id);
+        expect(!failure.ok && failure.error.message).toContain(id);
       }
     });
 
     it('a 50-token budget admits exactly 50 of 200 requests over both replicas, and their usage adds up', async () => {
       const { conditions, metadata } = scope();
-      const created = await a.request('POST', '/v1/policies/usage-limits', {
-        body: {
-          conditions,
-          group_by: [{ key: 'api_key' }],
-          type: 'tokens',
-          credit_limit: 50,
-          workspace_id: workspaceId,
-        },
+      const id = await createOnA('usage-limits', conditions, {
+        group_by: [{ key: 'api_key' }],
+        type: 'tokens',
+        credit_limit: 50,
       });
-      const id = created.body.id as string;
       await until(async () => {
         const probe = await attempt(b, context({ metadata, estimate: { tokens: 1000 } }));
         return !probe.ok;
@@ -171,17 +169,12 @@ describeE2EWithRedis(
 
     it('the reset job resets a due budget once, though both replicas run it at the same moment', async () => {
       const { conditions, metadata } = scope();
-      const created = await a.request('POST', '/v1/policies/usage-limits', {
-        body: {
-          conditions,
-          group_by: [{ key: 'api_key' }],
-          type: 'tokens',
-          credit_limit: 5,
-          periodic_reset: 'weekly',
-          workspace_id: workspaceId,
-        },
+      const id = await createOnA('usage-limits', conditions, {
+        group_by: [{ key: 'api_key' }],
+        type: 'tokens',
+        credit_limit: 5,
+        periodic_reset: 'weekly',
       });
-      const id = created.body.id as string;
       await until(
         async () => !(await attempt(b, context({ metadata, estimate: { tokens: 100 } }))).ok,
         'replica B to load the budget',
